@@ -1,0 +1,50 @@
+"""Settings and the bucket URL: which store to open, and how."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from bucketdigest.shared.errors import ConfigError
+from bucketdigest.shared.selftest import check_conditional_writes
+from bucketdigest.shared.store import Store
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.shared.stores.s3 import S3Store
+
+DEFAULT_BUCKET = "./bucketdigest-data"
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """Where the bucket is and how to reach it; built once by the CLI."""
+
+    bucket: str = DEFAULT_BUCKET
+    endpoint_url: str | None = None
+    region: str | None = None
+    path_style: bool = False
+
+
+def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
+    """Open the store named by ``settings.bucket``: ``s3://bucket[/prefix]``, ``file://DIR`` or a
+    directory path. S3 stores are self-tested for conditional writes unless told not to."""
+    url = settings.bucket
+    if url.startswith("s3://"):
+        parsed = urlparse(url)
+        if not parsed.netloc:
+            raise ConfigError(f"bucket URL {url!r} names no bucket (expected s3://bucket/prefix)")
+        store = S3Store(
+            parsed.netloc,
+            parsed.path,
+            endpoint_url=settings.endpoint_url,
+            region=settings.region,
+            path_style=settings.path_style,
+        )
+        if self_test:
+            check_conditional_writes(store)
+        return store
+    if url.startswith("file://"):
+        url = urlparse(url).path
+    elif "://" in url:
+        raise ConfigError(f"unsupported bucket URL {url!r}: use s3://bucket/prefix or a directory")
+    return LocalStore(Path(url))

@@ -1,0 +1,45 @@
+"""The one error hierarchy of bucketdigest."""
+
+
+class BucketdigestError(Exception):
+    """Base class of every error bucketdigest raises on purpose."""
+
+
+class ConfigError(BucketdigestError):
+    """A setting or bucket URL is invalid, or the store lacks a capability we need."""
+
+
+class StoreError(BucketdigestError):
+    """A store operation failed."""
+
+
+class NotFound(StoreError):
+    """The key does not exist."""
+
+
+class Conflict(StoreError):
+    """A conditional write lost: the key exists, or its version is not the one expected."""
+
+
+class TransientStoreError(StoreError):
+    """A fault worth retrying: throttling, 5xx, 409 conflicts, timeouts, dropped connections."""
+
+
+class InvalidKey(StoreError):
+    """A key that is not a safe relative path (.., absolute, NUL, backslash, empty part)."""
+
+
+class DigestError(BucketdigestError):
+    """Converting or enriching a document failed; a later attempt may succeed."""
+
+
+class PermanentDigestError(DigestError):
+    """The document itself is unusable (not a PDF, encrypted, empty): retrying cannot help."""
+
+
+class LeaseLost(BucketdigestError):
+    """Our claim on a job was taken over or removed: stop and write nothing more."""
+
+
+class SourceError(BucketdigestError):
+    """A source (folder, repository, file) cannot be read."""

@@ -1,0 +1,126 @@
+"""The bucket key layout: the only module that builds or parses keys.
+
+Every key is relative to the store's root (an S3 ``bucket/prefix`` or a local directory).
+A person reading ``aws s3 ls --recursive`` sees exactly these shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+RAW_PREFIX = "store/raw/"
+"""Source documents as ingested: ``store/raw/<sha256>.<ext>``."""
+
+OUT_PREFIX = "store/out/"
+"""Finished results, one zip a document: ``store/out/<sha256>.zip``. Its presence means done."""
+
+QUEUE_PREFIX = "queue/"
+"""Job markers; the folder below it is the job's state."""
+
+REGISTRY_DOCS_PREFIX = "registry/docs/"
+"""Where each document came from: ``registry/docs/<sha256>/<path-id>.json``, one per source path."""
+
+REGISTRY_RUNS_PREFIX = "registry/runs/"
+"""One record per ingest run: ``registry/runs/<run-id>.json``."""
+
+SELFTEST_PREFIX = "registry/selftest/"
+"""Scratch objects of the conditional-write self-test, deleted right after."""
+
+_HASH = re.compile(r"[0-9a-f]{64}")
+_EXT = re.compile(r"[a-z0-9]{1,12}")
+_RUN_ID = re.compile(r"[0-9A-Za-z._-]{1,100}")
+_PATH_ID = re.compile(r"[0-9a-f]{16,64}")
+
+
+class QueueState(str, Enum):
+    """The folders of ``queue/``: where a job's marker is tells its state."""
+
+    TODO = "todo"
+    PROCESSING = "processing"
+    FAILED = "failed"
+
+    @property
+    def prefix(self) -> str:
+        return f"{QUEUE_PREFIX}{self.value}/"
+
+
+def check_hash(value: str) -> str:
+    """Return ``value`` if it is a lowercase hex SHA-256, else raise ValueError."""
+    if not _HASH.fullmatch(value):
+        raise ValueError(f"not a SHA-256 hex digest: {value!r}")
+    return value
+
+
+def normalize_ext(ext: str) -> str:
+    """The extension as stored in keys: lowercase, no dot; ValueError if unusable."""
+    clean = ext.lower().lstrip(".")
+    if not _EXT.fullmatch(clean):
+        raise ValueError(f"unusable file extension: {ext!r}")
+    return clean
+
+
+def raw_key(digest: str, ext: str) -> str:
+    return f"{RAW_PREFIX}{check_hash(digest)}.{normalize_ext(ext)}"
+
+
+def parse_raw_key(key: str) -> tuple[str, str]:
+    """``store/raw/<hash>.<ext>`` → ``(hash, ext)``."""
+    if not key.startswith(RAW_PREFIX):
+        raise ValueError(f"not a raw key: {key!r}")
+    name = key[len(RAW_PREFIX) :]
+    digest, _, ext = name.partition(".")
+    return check_hash(digest), normalize_ext(ext)
+
+
+def out_key(digest: str) -> str:
+    return f"{OUT_PREFIX}{check_hash(digest)}.zip"
+
+
+def parse_out_key(key: str) -> str:
+    """``store/out/<hash>.zip`` → hash."""
+    if not (key.startswith(OUT_PREFIX) and key.endswith(".zip")):
+        raise ValueError(f"not an output key: {key!r}")
+    return check_hash(key[len(OUT_PREFIX) : -len(".zip")])
+
+
+def queue_key(state: QueueState, digest: str) -> str:
+    return f"{state.prefix}{check_hash(digest)}"
+
+
+def parse_queue_key(key: str) -> tuple[QueueState, str]:
+    """``queue/<state>/<hash>`` → ``(state, hash)``."""
+    for state in QueueState:
+        if key.startswith(state.prefix):
+            return state, check_hash(key[len(state.prefix) :])
+    raise ValueError(f"not a queue key: {key!r}")
+
+
+def registry_doc_prefix(digest: str) -> str:
+    return f"{REGISTRY_DOCS_PREFIX}{check_hash(digest)}/"
+
+
+def registry_doc_key(digest: str, path_id: str) -> str:
+    if not _PATH_ID.fullmatch(path_id):
+        raise ValueError(f"not a path id: {path_id!r}")
+    return f"{registry_doc_prefix(digest)}{path_id}.json"
+
+
+def parse_registry_doc_key(key: str) -> tuple[str, str]:
+    """``registry/docs/<hash>/<path-id>.json`` → ``(hash, path_id)``."""
+    if not (key.startswith(REGISTRY_DOCS_PREFIX) and key.endswith(".json")):
+        raise ValueError(f"not a registry key: {key!r}")
+    digest, _, name = key[len(REGISTRY_DOCS_PREFIX) : -len(".json")].partition("/")
+    if not _PATH_ID.fullmatch(name):
+        raise ValueError(f"not a registry key: {key!r}")
+    return check_hash(digest), name
+
+
+def run_key(run_id: str) -> str:
+    if not _RUN_ID.fullmatch(run_id):
+        raise ValueError(f"not a run id: {run_id!r}")
+    return f"{REGISTRY_RUNS_PREFIX}{run_id}.json"
+
+
+def selftest_key(token: str) -> str:
+    return f"{SELFTEST_PREFIX}{token}"

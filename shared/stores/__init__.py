@@ -1,0 +1,1 @@
+"""Store implementations: ``LocalStore`` (a directory) and ``S3Store`` (S3-compatible)."""

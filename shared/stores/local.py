@@ -1,0 +1,195 @@
+"""LocalStore: the bucket protocol on a local directory, the embedded default.
+
+Semantics match S3 with conditional writes:
+- create-if-absent is ``link(tmp, key)``, which fails atomically when the key exists;
+- replace is ``rename(tmp, key)``, atomic on POSIX;
+- the version token (our ETag) is the file's inode, mtime and size: every write makes a new
+  inode, so a token never matches a later version;
+- conditional replace and delete compare and act under an ``flock`` lock stripe of the key, and
+  every other mutation of that key takes the same stripe, so check-then-act cannot interleave.
+Several processes on one machine (or on a shared POSIX filesystem with working ``flock``) may
+use one directory at once. Keys never leave the root: ``..``, absolute paths, backslashes, NUL
+and empty parts are refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from stat import S_ISDIR
+
+from bucketdigest.shared.errors import InvalidKey, NotFound
+from bucketdigest.shared.store import ObjectInfo, StoredObject
+
+INTERNAL_DIR = ".bucketdigest-local"
+"""Temporary files and lock stripes; never a key."""
+
+_LOCK_STRIPES = 64
+
+
+def _etag(stat: os.stat_result) -> str:
+    return f'"{stat.st_ino:x}-{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+
+
+def _info(key: str, stat: os.stat_result) -> ObjectInfo:
+    modified = datetime.fromtimestamp(stat.st_mtime, UTC)
+    return ObjectInfo(key=key, size=stat.st_size, etag=_etag(stat), last_modified=modified)
+
+
+class LocalStore:
+    """A directory that behaves like a bucket with conditional writes."""
+
+    supports_conditional_delete = True
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.url = str(self.root)
+        self._internal = self.root / INTERNAL_DIR
+        (self._internal / "tmp").mkdir(parents=True, exist_ok=True)
+        (self._internal / "locks").mkdir(exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        parts = key.split("/")
+        if (
+            not key
+            or key.startswith("/")
+            or "\\" in key
+            or "\0" in key
+            or any(part in ("", ".", "..") for part in parts)
+            or parts[0] == INTERNAL_DIR
+        ):
+            raise InvalidKey(f"unsafe key for a local store: {key!r}")
+        return self.root.joinpath(*parts)
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[None]:
+        stripe = zlib.crc32(key.encode()) % _LOCK_STRIPES
+        with open(self._internal / "locks" / f"{stripe:02d}", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _stage(self, data: bytes | Path) -> Path:
+        """Write ``data`` to a temporary file inside the root (same filesystem as the keys)."""
+        fd, name = tempfile.mkstemp(dir=self._internal / "tmp")
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(data, Path):
+                with open(data, "rb") as source:
+                    shutil.copyfileobj(source, handle, 1 << 20)
+            else:
+                handle.write(data)
+        return Path(name)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def get(self, key: str) -> StoredObject:
+        try:
+            with open(self._path(key), "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise NotFound(key) from exc
+        info = _info(key, stat)
+        return StoredObject(data=data, etag=info.etag, last_modified=info.last_modified)
+
+    def download(self, key: str, dest: Path) -> ObjectInfo:
+        try:
+            with open(self._path(key), "rb") as source, open(dest, "wb") as target:
+                stat = os.fstat(source.fileno())
+                shutil.copyfileobj(source, target, 1 << 20)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise NotFound(key) from exc
+        return _info(key, stat)
+
+    def head(self, key: str) -> ObjectInfo | None:
+        try:
+            stat = self._path(key).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return None if S_ISDIR(stat.st_mode) else _info(key, stat)
+
+    def put(self, key: str, data: bytes) -> str:
+        path = self._path(key)
+        staged = self._stage(data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._locked(key):
+            os.replace(staged, path)
+            return _etag(path.stat())
+
+    def put_if_absent(self, key: str, data: bytes | Path) -> str | None:
+        path = self._path(key)
+        staged = self._stage(data)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._locked(key):
+                try:
+                    os.link(staged, path)
+                except FileExistsError:
+                    return None
+                return _etag(path.stat())
+        finally:
+            staged.unlink()
+
+    def put_if_match(self, key: str, data: bytes, etag: str) -> str | None:
+        path = self._path(key)
+        staged = self._stage(data)
+        with self._locked(key):
+            try:
+                current = _etag(path.stat())
+            except FileNotFoundError:
+                current = None
+            if current != etag:
+                staged.unlink()
+                return None
+            os.replace(staged, path)
+            return _etag(path.stat())
+
+    def delete(self, key: str, if_match: str | None = None) -> bool:
+        path = self._path(key)
+        with self._locked(key):
+            try:
+                if if_match is not None and _etag(path.stat()) != if_match:
+                    return False
+                path.unlink()
+            except FileNotFoundError:
+                return if_match is None
+        return True
+
+    def list(self, prefix: str, start_after: str = "", limit: int | None = None) -> Iterator[ObjectInfo]:
+        folder, _, _ = prefix.rpartition("/")
+        base = self._path(folder) if folder else self.root
+        keys: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel = os.path.relpath(dirpath, self.root)
+            if rel == ".":
+                dirnames[:] = [d for d in dirnames if d != INTERNAL_DIR]
+                rel_prefix = ""
+            else:
+                rel_prefix = rel.replace(os.sep, "/") + "/"
+            keys.extend(
+                key
+                for name in filenames
+                if (key := rel_prefix + name).startswith(prefix) and key > start_after
+            )
+        keys.sort(key=lambda k: k.encode())
+        yielded = 0
+        for key in keys:
+            if limit is not None and yielded >= limit:
+                return
+            try:
+                stat = self._path(key).stat()
+            except FileNotFoundError:
+                continue
+            yielded += 1
+            yield _info(key, stat)
+

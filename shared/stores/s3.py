@@ -1,0 +1,283 @@
+"""S3Store: the Store protocol on any S3-compatible service (AWS, MinIO, R2, Ceph, moto).
+
+Retries live in exactly one layer, here: botocore's own retries are switched off
+(``total_max_attempts=1``) and every call goes through one tenacity policy that retries
+``TransientStoreError`` (5xx, 503 SlowDown, throttling, 409 ConditionalRequestConflict,
+timeouts, dropped connections) with exponential backoff and jitter. A 412 is an answer, never
+retried. botocore's retries are not used because they do not cover 409 and because after an
+ambiguous failure of a conditional write (the request may have landed) a retry that meets 412
+must check whether the object now holds *our* bytes: markers carry a unique token, so equal
+bytes mean our own write succeeded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, NoCredentialsError
+from bucketdigest.shared.errors import (
+    ConfigError,
+    Conflict,
+    NotFound,
+    StoreError,
+    TransientStoreError,
+)
+from bucketdigest.shared.store import ObjectInfo, StoredObject
+from tenacity import (
+    Retrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_random_exponential,
+)
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_THROTTLING = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed"}
+_NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
+
+
+def translate_error(exc: Exception, what: str) -> Exception:
+    """Map a botocore exception to our hierarchy; the only place that knows botocore errors."""
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        message = f"{what}: {code or status} {error.get('Message', '')}".strip()
+        if code in _NOT_FOUND:
+            return NotFound(message)
+        if status == 412 or code == "PreconditionFailed":
+            return Conflict(message)
+        if status == 409 or status >= 500 or code in _THROTTLING:
+            return TransientStoreError(message)
+        if code == "NoSuchBucket":
+            return ConfigError(f"{what}: the bucket does not exist")
+        if status in (401, 403):
+            return ConfigError(f"{what}: access denied ({code}); check the credentials")
+        return StoreError(message)
+    if isinstance(exc, NoCredentialsError):
+        return ConfigError(f"{what}: no AWS credentials found (boto3's default chain)")
+    if isinstance(exc, HTTPClientError):
+        return TransientStoreError(f"{what}: {exc}")
+    if isinstance(exc, BotoCoreError):
+        return StoreError(f"{what}: {exc}")
+    return exc
+
+
+class S3Store:
+    """A bucket (and optional key prefix) on an S3-compatible service."""
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        path_style: bool = False,
+        client: Any = None,
+        max_attempts: int = 6,
+        max_retry_seconds: float = 60.0,
+    ) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        self.url = f"s3://{bucket}/{self.prefix}"
+        self.supports_conditional_delete = True
+        self.client = client or boto3.client(
+            "s3",
+            endpoint_url=endpoint_url,
+            region_name=region,
+            config=Config(
+                retries={"total_max_attempts": 1},
+                connect_timeout=10,
+                read_timeout=60,
+                s3={"addressing_style": "path" if path_style else "auto"},
+            ),
+        )
+        self._clock_offset = timedelta(0)
+        self.client.meta.events.register("after-call.s3", self._note_server_date)
+        self._retry_policy = dict(
+            retry=retry_if_exception_type(TransientStoreError),
+            wait=wait_random_exponential(multiplier=0.1, max=5),
+            stop=stop_after_attempt(max_attempts) | stop_after_delay(max_retry_seconds),
+            before_sleep=before_sleep_log(log, logging.WARNING),
+            reraise=True,
+        )
+
+    def _note_server_date(self, http_response: Any = None, **_: Any) -> None:
+        date = http_response.headers.get("Date") if http_response is not None else None
+        if date:
+            with contextlib.suppress(TypeError, ValueError):
+                self._clock_offset = parsedate_to_datetime(date) - datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self._clock_offset
+
+    def _key(self, key: str) -> str:
+        return self.prefix + key
+
+    def _call(self, what: str, fn: Callable[[], T], ambiguous: list[bool] | None = None) -> T:
+        """Run ``fn`` under the retry policy, translating errors; note transient failures in
+        ``ambiguous`` so a conditional write can tell a lost race from its own landed retry."""
+
+        def attempt() -> T:
+            try:
+                return fn()
+            except Exception as exc:
+                translated = translate_error(exc, what)
+                if isinstance(translated, TransientStoreError) and ambiguous is not None:
+                    ambiguous[0] = True
+                if translated is exc:
+                    raise
+                raise translated from exc
+
+        return Retrying(**self._retry_policy)(attempt)  # type: ignore[arg-type]
+
+    def _landed(self, key: str, data: bytes) -> str | None:
+        """After an ambiguous conditional write met 412: our ETag if the object holds our bytes."""
+        try:
+            current = self.get(key)
+        except NotFound:
+            return None
+        return current.etag if current.data == data else None
+
+    def get(self, key: str) -> StoredObject:
+        def fetch() -> StoredObject:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            return StoredObject(
+                data=response["Body"].read(),
+                etag=response["ETag"],
+                last_modified=response["LastModified"],
+            )
+
+        return self._call(f"GET {self.url}{key}", fetch)
+
+    def download(self, key: str, dest: Path) -> ObjectInfo:
+        def fetch() -> ObjectInfo:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            with open(dest, "wb") as handle:
+                for chunk in response["Body"].iter_chunks(1 << 20):
+                    handle.write(chunk)
+            return ObjectInfo(
+                key=key,
+                size=response["ContentLength"],
+                etag=response["ETag"],
+                last_modified=response["LastModified"],
+            )
+
+        return self._call(f"GET {self.url}{key}", fetch)
+
+    def head(self, key: str) -> ObjectInfo | None:
+        def fetch() -> ObjectInfo:
+            response = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return ObjectInfo(
+                key=key,
+                size=response["ContentLength"],
+                etag=response["ETag"],
+                last_modified=response["LastModified"],
+            )
+
+        try:
+            return self._call(f"HEAD {self.url}{key}", fetch)
+        except NotFound:
+            return None
+
+    def _put(self, key: str, data: bytes | Path, **conditions: str) -> str:
+        def send() -> str:
+            if isinstance(data, Path):
+                with open(data, "rb") as body:
+                    response = self.client.put_object(
+                        Bucket=self.bucket, Key=self._key(key), Body=body, **conditions
+                    )
+            else:
+                response = self.client.put_object(
+                    Bucket=self.bucket, Key=self._key(key), Body=data, **conditions
+                )
+            return response["ETag"]
+
+        ambiguous = [False]
+        try:
+            return self._call(f"PUT {self.url}{key}", send, ambiguous)
+        except Conflict:
+            if ambiguous[0] and isinstance(data, bytes) and (etag := self._landed(key, data)):
+                return etag
+            raise
+
+    def put(self, key: str, data: bytes) -> str:
+        return self._put(key, data)
+
+    def put_if_absent(self, key: str, data: bytes | Path) -> str | None:
+        try:
+            return self._put(key, data, IfNoneMatch="*")
+        except Conflict:
+            return None
+
+    def put_if_match(self, key: str, data: bytes, etag: str) -> str | None:
+        try:
+            return self._put(key, data, IfMatch=etag)
+        except (Conflict, NotFound):
+            return None
+
+    def delete(self, key: str, if_match: str | None = None) -> bool:
+        what = f"DELETE {self.url}{key}"
+        if if_match is None:
+            self._call(what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key)))
+            return True
+        if not self.supports_conditional_delete:
+            # Fallback for servers that ignore If-Match on DELETE (docs/protocol.md): compare
+            # the ETag first. A writer that replaces the object between the HEAD and the DELETE
+            # loses its write; the protocol tolerates that (the marker is re-derivable).
+            current = self.head(key)
+            if current is None or current.etag != if_match:
+                return False
+            self._call(what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key)))
+            return True
+        try:
+            self._call(
+                what,
+                lambda: self.client.delete_object(
+                    Bucket=self.bucket, Key=self._key(key), IfMatch=if_match
+                ),
+            )
+        except (Conflict, NotFound):
+            return False
+        return True
+
+    def list(self, prefix: str, start_after: str = "", limit: int | None = None) -> Iterator[ObjectInfo]:
+        remaining = limit
+        after = self._key(start_after) if start_after else ""
+        while remaining is None or remaining > 0:
+            request: dict[str, Any] = {
+                "Bucket": self.bucket,
+                "Prefix": self._key(prefix),
+                "MaxKeys": 1000 if remaining is None else min(1000, remaining),
+            }
+            if after:
+                request["StartAfter"] = after
+            page = self._call(
+                f"LIST {self.url}{prefix}", lambda request=request: self.client.list_objects_v2(**request)
+            )
+            contents = page.get("Contents", [])
+            for item in contents:
+                yield ObjectInfo(
+                    key=item["Key"][len(self.prefix) :],
+                    size=item["Size"],
+                    etag=item["ETag"],
+                    last_modified=item["LastModified"],
+                )
+            if remaining is not None:
+                remaining -= len(contents)
+            if not page.get("IsTruncated") or not contents:
+                return
+            after = contents[-1]["Key"]

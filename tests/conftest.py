@@ -1,0 +1,70 @@
+"""Fixtures shared by the whole suite: stores of every kind, moto's server, generated PDFs."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.store import Store
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.shared.stores.s3 import S3Store
+from moto import mock_aws
+from moto.server import ThreadedMotoServer
+
+for _name, _value in {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}.items():
+    os.environ.setdefault(_name, _value)
+os.environ.pop("AWS_PROFILE", None)
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto's real HTTP server on a free loopback port, shared by the session."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def moto_bucket(moto_endpoint: str) -> str:
+    """A fresh bucket on the moto server; returns its ``s3://`` URL with a prefix."""
+    name = f"bd-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
+    return f"s3://{name}/data"
+
+
+@pytest.fixture(params=["local", "moto-inprocess", "moto-server"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Every Store implementation, so one test checks the same contract on each."""
+    if request.param == "local":
+        yield LocalStore(tmp_path / "bucket")
+    elif request.param == "moto-inprocess":
+        with mock_aws():
+            boto3.client("s3").create_bucket(Bucket="contract")
+            yield S3Store("contract", "pfx")
+    else:
+        endpoint = request.getfixturevalue("moto_endpoint")
+        name = f"contract-{uuid.uuid4().hex[:12]}"
+        boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=name)
+        yield S3Store(name, "pfx", endpoint_url=endpoint)
+
+
+@pytest.fixture
+def pdf_folder(tmp_path: Path) -> Path:
+    """Three small distinct PDFs in nested folders."""
+    folder = tmp_path / "pdfs"
+    (folder / "sub").mkdir(parents=True)
+    make_pdf(folder / "alpha.pdf", title="Alpha rules", pages=2, seed=1)
+    make_pdf(folder / "beta.pdf", title="Beta rules", pages=1, seed=2)
+    make_pdf(folder / "sub" / "gamma.pdf", title="Gamma rules", pages=3, seed=3)
+    return folder

@@ -1,0 +1,1 @@
+"""Workers: claim jobs from the bucket's queue, convert, upload results, release."""
