@@ -14,8 +14,8 @@ def utc_now() -> datetime:
 
 
 def format_time(moment: datetime) -> str:
-    """``2026-11-25T22:21:30.123Z``: sortable and readable in ``aws s3 cp ... -``."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``2026-11-25T22:21:30.123456Z``: sortable and readable in ``aws s3 cp ... -``."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def parse_time(text: str) -> datetime:

@@ -29,16 +29,24 @@ class InvalidKey(StoreError):
     """A key that is not a safe relative path (.., absolute, NUL, backslash, empty part)."""
 
 
+class CorruptRecord(BucketdigestError):
+    """A marker or record in the bucket is not valid JSON of the expected shape."""
+
+
 class DigestError(BucketdigestError):
     """Converting or enriching a document failed; a later attempt may succeed."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 class PermanentDigestError(DigestError):
     """The document itself is unusable (not a PDF, encrypted, empty): retrying cannot help."""
 
 
-class LeaseLost(BucketdigestError):
-    """Our claim on a job was taken over or removed: stop and write nothing more."""
+class Interrupted(BucketdigestError):
+    """A job was stopped from outside (lease lost, shutdown grace over) before it finished."""
 
 
 class SourceError(BucketdigestError):

@@ -7,7 +7,7 @@ A person reading ``aws s3 ls --recursive`` sees exactly these shapes.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 
 RAW_PREFIX = "store/raw/"
 """Source documents as ingested: ``store/raw/<sha256>.<ext>``."""
@@ -33,7 +33,7 @@ _RUN_ID = re.compile(r"[0-9A-Za-z._-]{1,100}")
 _PATH_ID = re.compile(r"[0-9a-f]{16,64}")
 
 
-class QueueState(str, Enum):
+class QueueState(StrEnum):
     """The folders of ``queue/``: where a job's marker is tells its state."""
 
     TODO = "todo"

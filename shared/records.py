@@ -7,11 +7,13 @@ carries ``schema_version`` so later versions can read older markers.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from typing import Any, Self
+from types import UnionType
+from typing import Any, Self, Union, get_args, get_origin, get_type_hints
 
 from bucketdigest.shared.clock import format_time, parse_time
+from bucketdigest.shared.errors import CorruptRecord
 
 SCHEMA_VERSION = 1
 
@@ -26,10 +28,24 @@ def _encode(value: Any) -> Any:
     return value
 
 
-class _JsonRecord:
-    """Mixin: ``to_json``/``from_json`` for flat dataclasses with datetime and tuple fields."""
+def _decode(hint: Any, value: Any) -> Any:
+    """Rebuild a field of type ``hint`` from its JSON form."""
+    if value is None:
+        return None
+    if get_origin(hint) in (Union, UnionType):
+        return _decode(next(a for a in get_args(hint) if a is not type(None)), value)
+    if hint is datetime:
+        return parse_time(value)
+    if isinstance(hint, type) and issubclass(hint, _JsonRecord):
+        return hint.from_dict(value)
+    if get_origin(hint) is tuple:
+        return tuple(_decode(get_args(hint)[0], item) for item in value)
+    return value
 
-    _time_fields: tuple[str, ...] = ()
+
+class _JsonRecord:
+    """Mixin: ``to_json``/``from_json`` for dataclasses of plain, datetime, tuple and nested
+    record fields; unknown keys (from newer writers) are ignored."""
 
     def to_json(self) -> bytes:
         data = {"schema_version": SCHEMA_VERSION, **_encode(asdict(self))}  # type: ignore[call-overload]
@@ -37,19 +53,21 @@ class _JsonRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        values = {k: v for k, v in data.items() if k in known}
-        for name in cls._time_fields:
-            if values.get(name) is not None:
-                values[name] = parse_time(values[name])
-        for name, value in values.items():
-            if isinstance(value, list):
-                values[name] = tuple(value)
+        hints = get_type_hints(cls)
+        values = {
+            f.name: _decode(hints[f.name], data[f.name])
+            for f in fields(cls)  # type: ignore[arg-type]
+            if f.name in data
+        }
         return cls(**values)
 
     @classmethod
     def from_json(cls, raw: bytes) -> Self:
-        return cls.from_dict(json.loads(raw))
+        """Decode; CorruptRecord (naming the record type) if the bytes are not such a record."""
+        try:
+            return cls.from_dict(json.loads(raw))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise CorruptRecord(f"not a valid {cls.__name__} record: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -62,8 +80,6 @@ class Attempt(_JsonRecord):
     ended_at: datetime
     outcome: str
     error: str = ""
-
-    _time_fields = ("claimed_at", "ended_at")
 
 
 @dataclass(frozen=True)
@@ -79,17 +95,6 @@ class Ticket(_JsonRecord):
     history: tuple[Attempt, ...] = ()
     not_before: datetime | None = None
 
-    _time_fields = ("enqueued_at", "not_before")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        ticket = super().from_dict(data)
-        history = tuple(
-            item if isinstance(item, Attempt) else Attempt.from_dict(item)
-            for item in ticket.history
-        )
-        return replace(ticket, history=history)
-
 
 @dataclass(frozen=True)
 class Claim(_JsonRecord):
@@ -101,13 +106,6 @@ class Claim(_JsonRecord):
     claimed_at: datetime
     heartbeat_at: datetime
     lease_until: datetime
-
-    _time_fields = ("claimed_at", "heartbeat_at", "lease_until")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        claim = super().from_dict({k: v for k, v in data.items() if k != "ticket"})
-        return replace(claim, ticket=Ticket.from_dict(data["ticket"]))
 
 
 @dataclass(frozen=True)
@@ -121,13 +119,6 @@ class Failure(_JsonRecord):
     traceback: str = ""
     retryable: bool = True
 
-    _time_fields = ("failed_at",)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        failure = super().from_dict({k: v for k, v in data.items() if k != "ticket"})
-        return replace(failure, ticket=Ticket.from_dict(data["ticket"]))
-
 
 @dataclass(frozen=True)
 class SourceRecord(_JsonRecord):
@@ -139,8 +130,6 @@ class SourceRecord(_JsonRecord):
     size: int
     ingested_at: datetime
     commit: str = ""
-
-    _time_fields = ("ingested_at",)
 
 
 @dataclass(frozen=True)
@@ -166,11 +155,3 @@ class IngestRun(_JsonRecord):
     errors: tuple[FileError, ...] = field(default_factory=tuple)
     bytes_uploaded: int = 0
     store_requests: int = 0
-
-    _time_fields = ("started_at", "finished_at")
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Self:
-        run = super().from_dict(data)
-        errors = tuple(e if isinstance(e, FileError) else FileError.from_dict(e) for e in run.errors)
-        return replace(run, errors=errors)

@@ -12,7 +12,61 @@ from pathlib import Path
 
 import pymupdf
 
-_WORDS = ["player", "turn", "dice", "card", "board", "token", "round", "score", "move", "attack", "defend", "roll", "draw", "discard", "hand", "deck", "phase", "action", "resource", "victory", "point", "hero", "monster", "quest", "map", "tile", "spell", "rule", "setup", "end", "must", "may", "each", "other", "first", "last", "when", "if", "then", "until", "unless", "during", "after", "before", "gains", "loses", "places", "chooses", "reveals", "shuffles", "trades", "builds", "explores"]
+_WORDS = [
+    "player",
+    "turn",
+    "dice",
+    "card",
+    "board",
+    "token",
+    "round",
+    "score",
+    "move",
+    "attack",
+    "defend",
+    "roll",
+    "draw",
+    "discard",
+    "hand",
+    "deck",
+    "phase",
+    "action",
+    "resource",
+    "victory",
+    "point",
+    "hero",
+    "monster",
+    "quest",
+    "map",
+    "tile",
+    "spell",
+    "rule",
+    "setup",
+    "end",
+    "must",
+    "may",
+    "each",
+    "other",
+    "first",
+    "last",
+    "when",
+    "if",
+    "then",
+    "until",
+    "unless",
+    "during",
+    "after",
+    "before",
+    "gains",
+    "loses",
+    "places",
+    "chooses",
+    "reveals",
+    "shuffles",
+    "trades",
+    "builds",
+    "explores",
+]
 
 _PAGE = pymupdf.paper_rect("a4")
 _MARGIN = 50
@@ -34,19 +88,14 @@ def _table_html(rng: random.Random) -> str:
         f"<td>{rng.randint(0, 99)}</td></tr>"
         for _ in range(4)
     )
-    return (
-        "<table><tr><th>Unit</th><th>Move</th><th>Cost</th></tr>" + rows + "</table>"
-    )
+    return "<table><tr><th>Unit</th><th>Move</th><th>Cost</th></tr>" + rows + "</table>"
 
 
 def _image(rng: random.Random) -> bytes:
     """A small PNG with a seeded colour gradient."""
     red, green, blue = (rng.randint(0, 127) for _ in range(3))
     samples = bytes(
-        channel
-        for y in range(64)
-        for x in range(96)
-        for channel in (red + x, green + y * 2, blue)
+        channel for y in range(64) for x in range(96) for channel in (red + x, green + y * 2, blue)
     )
     return pymupdf.Pixmap(pymupdf.csRGB, 96, 64, samples, False).tobytes("png")
 
@@ -85,6 +134,8 @@ def make_pdf(path: Path, *, title: str, pages: int = 3, seed: int = 0) -> Path:
 def make_samples(folder: Path, count: int, pages: int = 3) -> list[Path]:
     """Write ``count`` distinct sample rulebooks into ``folder``."""
     return [
-        make_pdf(folder / f"rulebook-{index:03d}.pdf", title=f"Rulebook {index}", pages=pages, seed=index)
+        make_pdf(
+            folder / f"rulebook-{index:03d}.pdf", title=f"Rulebook {index}", pages=pages, seed=index
+        )
         for index in range(count)
     ]

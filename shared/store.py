@@ -79,7 +79,9 @@ class Store(Protocol):
         conditional delete found nothing; an unconditional delete of a missing key is True."""
         ...
 
-    def list(self, prefix: str, start_after: str = "", limit: int | None = None) -> Iterator[ObjectInfo]:
+    def list(
+        self, prefix: str, start_after: str = "", limit: int | None = None
+    ) -> Iterator[ObjectInfo]:
         """Objects under ``prefix`` in lexicographic key order, strictly after ``start_after``,
         at most ``limit`` of them. Pages are fetched lazily."""
         ...

@@ -22,6 +22,7 @@ from bucketdigest.shared.errors import DigestError, PermanentDigestError
 CONVERTER = "pymupdf4llm"
 MODES = ("layout", "legacy")
 IMAGE_FORMATS = ("png", "jpg")
+_PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class ConverterOptions:
         if self.mode not in MODES:
             raise ValueError(f"converter mode must be one of {MODES}, not {self.mode!r}")
         if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(f"image format must be one of {IMAGE_FORMATS}, not {self.image_format!r}")
+            raise ValueError(
+                f"image format must be one of {IMAGE_FORMATS}, not {self.image_format!r}"
+            )
         if not 36 <= self.dpi <= 600:
             raise ValueError(f"image dpi must be between 36 and 600, not {self.dpi}")
 
@@ -87,14 +90,16 @@ def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
 
 def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) -> Conversion:
     """Convert ``source`` into per-page Markdown, writing images into ``workdir/images``."""
-    import pymupdf4llm
+    messages = io.StringIO()
+    pymupdf.set_messages(stream=messages)
+    with contextlib.redirect_stdout(messages):
+        import pymupdf4llm
 
-    pymupdf4llm.use_layout(options.mode == "layout")
+        pymupdf4llm.use_layout(options.mode == "layout")
     image_dir = workdir / "images"
     image_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     doc = _open(source, ext)
-    messages = io.StringIO()
     try:
         metadata = {k: v for k, v in (doc.metadata or {}).items() if v}
         with contextlib.redirect_stdout(messages):
@@ -128,6 +133,6 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
         metadata=metadata,
         converter={"name": CONVERTER, "version": converter_version(), "options": options.as_dict()},
         seconds=time.perf_counter() - started,
-        messages=messages.getvalue().strip(),
+        messages=_PARSER_BANNER.sub("", messages.getvalue()).strip(),
         problems=tuple(problems),
     )

@@ -165,7 +165,9 @@ class LocalStore:
                 return if_match is None
         return True
 
-    def list(self, prefix: str, start_after: str = "", limit: int | None = None) -> Iterator[ObjectInfo]:
+    def list(
+        self, prefix: str, start_after: str = "", limit: int | None = None
+    ) -> Iterator[ObjectInfo]:
         folder, _, _ = prefix.rpartition("/")
         base = self._path(folder) if folder else self.root
         keys: list[str] = []
@@ -192,4 +194,3 @@ class LocalStore:
                 continue
             yielded += 1
             yield _info(key, stat)
-

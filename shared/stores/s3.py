@@ -44,7 +44,13 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_THROTTLING = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "RequestTimeTooSkewed"}
+_THROTTLING = {
+    "SlowDown",
+    "Throttling",
+    "ThrottlingException",
+    "RequestTimeout",
+    "RequestTimeTooSkewed",
+}
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
 
 
@@ -232,7 +238,9 @@ class S3Store:
     def delete(self, key: str, if_match: str | None = None) -> bool:
         what = f"DELETE {self.url}{key}"
         if if_match is None:
-            self._call(what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key)))
+            self._call(
+                what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+            )
             return True
         if not self.supports_conditional_delete:
             # Fallback for servers that ignore If-Match on DELETE (docs/protocol.md): compare
@@ -241,7 +249,9 @@ class S3Store:
             current = self.head(key)
             if current is None or current.etag != if_match:
                 return False
-            self._call(what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key)))
+            self._call(
+                what, lambda: self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+            )
             return True
         try:
             self._call(
@@ -254,7 +264,9 @@ class S3Store:
             return False
         return True
 
-    def list(self, prefix: str, start_after: str = "", limit: int | None = None) -> Iterator[ObjectInfo]:
+    def list(
+        self, prefix: str, start_after: str = "", limit: int | None = None
+    ) -> Iterator[ObjectInfo]:
         remaining = limit
         after = self._key(start_after) if start_after else ""
         while remaining is None or remaining > 0:
@@ -266,7 +278,8 @@ class S3Store:
             if after:
                 request["StartAfter"] = after
             page = self._call(
-                f"LIST {self.url}{prefix}", lambda request=request: self.client.list_objects_v2(**request)
+                f"LIST {self.url}{prefix}",
+                lambda request=request: self.client.list_objects_v2(**request),
             )
             contents = page.get("Contents", [])
             for item in contents:

@@ -107,7 +107,8 @@ def test_self_test_passes_and_detects_conditional_delete(store: Store) -> None:
 
 
 @pytest.mark.parametrize(
-    "key", ["../escape", "/abs", "a/../../b", "a\\b", "nul\0", "a//b", "", ".bucketdigest-local/x", "a/"]
+    "key",
+    ["../escape", "/abs", "a/../../b", "a\\b", "nul\0", "a//b", "", ".bucketdigest-local/x", "a/"],
 )
 def test_local_store_refuses_keys_that_could_escape_its_root(tmp_path: Path, key: str) -> None:
     local = LocalStore(tmp_path / "root")

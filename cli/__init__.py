@@ -1,0 +1,1 @@
+"""The ``bucketdigest`` command line: thin commands over the library."""

@@ -1,0 +1,316 @@
+"""``bucketdigest``: one command for every role. Each command parses options, calls the
+library, prints. Library errors become clean messages with exit code 1."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import click
+from bucketdigest.cli import render
+from bucketdigest.cli.options import store_options, store_settings, worker_options, worker_settings
+from bucketdigest.cli.runner import counts_toward_progress, local_results_path, run_to_completion
+from bucketdigest.cli.wiring import MonitorDuty, OpenStore
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.monitor.status import collect_status
+from bucketdigest.monitor.sweep import MonitorSettings, sweep
+from bucketdigest.shared.config import open_store
+from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.samples import make_samples
+from bucketdigest.worker.job import JobResult, Outcome
+from bucketdigest.worker.loop import Worker
+from bucketdigest.worker.pool import start_workers
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+console = Console(stderr=True)
+
+
+def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn our errors into ``click.ClickException`` (message, exit code 1)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except BucketdigestError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper
+
+
+def _filter(ext: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> FileFilter:
+    exts = frozenset(e.strip().lower().lstrip(".") for e in ext.split(",") if e.strip())
+    return FileFilter(exts=exts, include=include, exclude=exclude)
+
+
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--exclude", multiple=True, help="Glob of relative paths to skip (repeatable)."
+    )(func)
+    func = click.option(
+        "--include", multiple=True, help="Only paths matching this glob (repeatable)."
+    )(func)
+    return click.option(
+        "--ext", default="pdf", show_default=True, help="Comma-separated extensions to take."
+    )(func)
+
+
+@click.group()
+@click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
+@click.version_option(package_name="bucketdigest")
+def cli(verbose: int) -> None:
+    """Turn piles of documents into searchable Markdown, coordinated through one bucket.
+
+    Example: bucketdigest run ./pdfs
+    """
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@store_options
+@filter_options
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the run record and every file as JSON."
+)
+@library_errors
+def ingest(
+    sources: tuple[Path, ...],
+    ext: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    as_json: bool,
+    **store: Any,
+) -> None:
+    """Upload new documents from SOURCES and queue them.
+
+    Example: bucketdigest ingest ./rulebooks --bucket s3://my-bucket/digest
+    """
+    report = Ingestor(open_store(store_settings(**store))).ingest(
+        sources, _filter(ext, include, exclude)
+    )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "run": json.loads(report.run.to_json()),
+                    "files": [asdict(f) for f in report.files],
+                },
+                indent=2,
+            )
+        )
+    else:
+        render.ingest_summary(console, report.run)
+    if report.run.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@store_options
+@worker_options
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(1),
+    default=None,
+    help="Exit after this many jobs (per process).",
+)
+@click.option("--exit-when-idle", is_flag=True, help="Exit when no job is left to claim.")
+@library_errors
+def work(
+    workers: int,
+    max_jobs: int | None,
+    exit_when_idle: bool,
+    bucket: str,
+    endpoint_url: str | None,
+    region: str | None,
+    path_style: bool,
+    **options: Any,
+) -> None:
+    """Claim and convert queued documents until stopped.
+
+    Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
+    """
+    settings = worker_settings(max_jobs=max_jobs, exit_when_idle=exit_when_idle, **options)
+    opener = OpenStore(store_settings(bucket, endpoint_url, region, path_style))
+    duty = MonitorDuty(MonitorSettings(max_attempts=settings.max_attempts))
+    if workers == 1:
+        store = opener()
+        worker = Worker(store, settings, monitor_duty=duty(store))
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: worker.request_stop())
+        summary = worker.run()
+        console.print(
+            f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}"
+        )
+        return
+    processes = start_workers(workers, opener, settings, monitor_duty=duty)
+    try:
+        for process in processes:
+            process.join()
+    except KeyboardInterrupt:
+        for process in processes:
+            process.join()
+
+
+@cli.command()
+@store_options
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option(
+    "--stale-after",
+    type=click.FloatRange(1),
+    default=7200,
+    show_default=True,
+    help="Upper bound on any lease, in seconds.",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Attempts before a document is dead-lettered.",
+)
+@click.option(
+    "--every",
+    type=click.FloatRange(1),
+    default=60,
+    show_default=True,
+    help="Seconds between passes.",
+)
+@library_errors
+def monitor(once: bool, stale_after: float, max_attempts: int, every: float, **store: Any) -> None:
+    """Requeue expired claims; dead-letter jobs out of attempts.
+
+    Example: bucketdigest monitor --once
+    """
+    target = open_store(store_settings(**store))
+    settings = MonitorSettings(stale_after=stale_after, max_attempts=max_attempts)
+    while True:
+        report = sweep(target, settings)
+        click.echo(
+            f"requeued {len(report.requeued)}, dead-lettered {len(report.dead_lettered)}, "
+            f"finalized {len(report.finalized)}"
+        )
+        if once:
+            return
+        time.sleep(every)
+
+
+@cli.command()
+@store_options
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Counts (todo, processing, failed, done), failures and runs as JSON.",
+)
+@library_errors
+def status(as_json: bool, **store: Any) -> None:
+    """Show how many documents are in each state, recent failures and ingest runs.
+
+    Example: bucketdigest status --json
+    """
+    result = collect_status(open_store(store_settings(**store), self_test=False))
+    if as_json:
+        data = {
+            "counts": result.counts,
+            "failures": [asdict(f) for f in result.failures],
+            "runs": [json.loads(r.to_json()) for r in result.runs],
+        }
+        click.echo(json.dumps(data, indent=2))
+    else:
+        render.status_tables(Console(), result)
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@store_options
+@filter_options
+@worker_options
+@library_errors
+def run(
+    sources: tuple[Path, ...],
+    ext: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    workers: int,
+    bucket: str,
+    endpoint_url: str | None,
+    region: str | None,
+    path_style: bool,
+    **options: Any,
+) -> None:
+    """Ingest SOURCES and convert them all with local workers; exit 1 if any failed.
+
+    Example: bucketdigest run ./pdfs --workers 2
+    """
+    opener = OpenStore(store_settings(bucket, endpoint_url, region, path_style))
+    store = opener()
+    report = Ingestor(store).ingest(sources, _filter(ext, include, exclude))
+    render.ingest_summary(console, report.run)
+    settings = worker_settings(**options)
+    todo = sum(1 for f in report.files if f.state != "done")
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[pages]} pages, {task.fields[rate]} pages/s"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as progress:
+        task = progress.add_task("documents", total=todo, pages=0, rate="-")
+        started = progress.get_time()
+
+        def on_result(result: JobResult) -> None:
+            fields = progress.tasks[task].fields
+            pages = fields["pages"] + result.pages
+            elapsed = max(progress.get_time() - started, 1e-9)
+            progress.update(
+                task,
+                advance=1 if counts_toward_progress(result) else 0,
+                pages=pages,
+                rate=f"{pages / elapsed:.1f}",
+            )
+            if result.outcome in (Outcome.FAILED, Outcome.RETRYING):
+                reason = result.error.splitlines()[0] if result.error else ""
+                progress.console.print(f"[red]{result.outcome.value}[/red] {result.name}: {reason}")
+
+        outcome = run_to_completion(store, opener, report, workers, settings, on_result)
+    render.run_summary(console, outcome, local_results_path(store), store.url)
+    if outcome.failed or report.run.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--count", type=click.IntRange(1), default=5, show_default=True, help="How many documents."
+)
+@click.option(
+    "--pages", type=click.IntRange(1), default=4, show_default=True, help="Pages per document."
+)
+def samples(folder: Path, count: int, pages: int) -> None:
+    """Write sample rulebook PDFs (headings, two columns, a table, an image) into FOLDER.
+
+    Example: bucketdigest samples ./pdfs --count 20
+    """
+    for path in make_samples(folder, count, pages):
+        click.echo(str(path))

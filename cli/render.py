@@ -1,0 +1,70 @@
+"""How the CLI shows results to people (rich tables); JSON output lives with each command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bucketdigest.cli.runner import RunOutcome
+from bucketdigest.monitor.status import Status
+from bucketdigest.shared.records import IngestRun
+from rich.console import Console
+from rich.table import Table
+
+
+def ingest_summary(console: Console, run: IngestRun) -> None:
+    console.print(
+        f"ingest {run.run_id}: discovered {run.discovered}, already done {run.already_done}, "
+        f"uploaded {run.uploaded}, queued {run.queued}, errors {len(run.errors)} "
+        f"({run.store_requests} store requests)"
+    )
+    for error in run.errors:
+        console.print(f"[red]error[/red] {error.path}: {error.reason}")
+
+
+def status_tables(console: Console, status: Status) -> None:
+    counts = Table(title="Documents by state")
+    for name in status.counts:
+        counts.add_column(name, justify="right")
+    counts.add_row(*(str(n) for n in status.counts.values()))
+    console.print(counts)
+    if status.failures:
+        failures = Table(title="Recent failures")
+        for column in ("document", "hash", "attempt", "failed at", "error"):
+            failures.add_column(column)
+        for f in status.failures:
+            failures.add_row(
+                f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0]
+            )
+        console.print(failures)
+    if status.runs:
+        runs = Table(title="Latest ingest runs")
+        for column in (
+            "run",
+            "discovered",
+            "done before",
+            "uploaded",
+            "queued",
+            "errors",
+            "requests",
+        ):
+            runs.add_column(column)
+        for r in status.runs:
+            runs.add_row(
+                r.run_id,
+                str(r.discovered),
+                str(r.already_done),
+                str(r.uploaded),
+                str(r.queued),
+                str(len(r.errors)),
+                str(r.store_requests),
+            )
+        console.print(runs)
+
+
+def run_summary(console: Console, outcome: RunOutcome, results: Path | None, url: str) -> None:
+    console.print(
+        f"done: {len(outcome.done)} documents, {outcome.pages} pages converted in this run"
+    )
+    console.print(f"results: {results if results is not None else url + 'store/out/'}")
+    for name, reason in sorted(outcome.failed.items()):
+        console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")

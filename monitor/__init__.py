@@ -1,0 +1,1 @@
+"""The monitor: puts expired claims and retryable failures back in line; reports status."""

@@ -1,0 +1,122 @@
+"""One monitor pass over the queue: expired claims go back in line.
+
+(Failures with attempts left never reach ``queue/failed/``: the worker that saw them puts them
+back in ``queue/todo/`` with a backoff, so ``queue/failed/`` is the dead letter alone.)
+
+Several monitors (and every worker's monitor duty) may run at once: each step is a
+conditional write or delete against the version just read, so two monitors acting on the same
+marker cannot both succeed, and the loser simply moves on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Attempt, Claim, Failure
+from bucketdigest.shared.store import ObjectInfo, Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MonitorSettings:
+    """Thresholds of a monitor pass."""
+
+    stale_after: float = 7200.0
+    """Upper bound on any lease, whatever ``lease_until`` says (guards against clock skew)."""
+    max_attempts: int = 3
+
+
+@dataclass
+class SweepReport:
+    """What one pass did, by hash."""
+
+    requeued: list[str] = field(default_factory=list)
+    dead_lettered: list[str] = field(default_factory=list)
+    finalized: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return len(self.requeued) + len(self.dead_lettered) + len(self.finalized)
+
+
+def lease_expired(claim: Claim, marker: ObjectInfo, now: datetime, bound: float) -> bool:
+    """Judged on the store's clock: the marker's LastModified plus the lease length it granted
+    itself (at most ``bound`` seconds), so the workers' own clocks never matter."""
+    granted = min(claim.lease_until - claim.heartbeat_at, timedelta(seconds=bound))
+    return now > marker.last_modified + granted
+
+
+def _finalize_if_done(store: Store, digest: str) -> bool:
+    """A zip in ``store/out`` means done, whoever made it: drop leftover markers."""
+    if store.head(keys.out_key(digest)) is None:
+        return False
+    for state in QueueState:
+        store.delete(keys.queue_key(state, digest))
+    return True
+
+
+def _requeue_claim(
+    store: Store, info: ObjectInfo, settings: MonitorSettings, report: SweepReport
+) -> None:
+    _, digest = keys.parse_queue_key(info.key)
+    try:
+        marker = store.get(info.key)
+    except NotFound:
+        return
+    try:
+        claim = Claim.from_json(marker.data)
+    except CorruptRecord as exc:
+        log.error("leaving %s alone: %s", info.key, exc)
+        return
+    now = store.now()
+    if not lease_expired(claim, info, now, settings.stale_after):
+        return
+    if _finalize_if_done(store, digest):
+        report.finalized.append(digest)
+        return
+    ticket = claim.ticket
+    expired = Attempt(
+        attempt=ticket.attempt,
+        worker_id=claim.worker_id,
+        claimed_at=claim.claimed_at,
+        ended_at=now,
+        outcome="lease expired",
+        error=f"no heartbeat since {claim.heartbeat_at.isoformat()}",
+    )
+    ticket = replace(ticket, history=(*ticket.history, expired))
+    if ticket.attempt >= settings.max_attempts:
+        failure = Failure(
+            ticket=ticket,
+            worker_id=claim.worker_id,
+            failed_at=now,
+            error=f"lease expired on attempt {ticket.attempt} of {settings.max_attempts}",
+            retryable=False,
+        )
+        store.put(keys.queue_key(QueueState.FAILED, digest), failure.to_json())
+        target = report.dead_lettered
+    else:
+        ticket = replace(ticket, attempt=ticket.attempt + 1, not_before=None)
+        store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
+        target = report.requeued
+    if store.delete(info.key, if_match=marker.etag):
+        target.append(digest)
+        log.info(
+            "claim on %s by %s expired: %s",
+            digest,
+            claim.worker_id,
+            "requeued" if target is report.requeued else "out of attempts",
+        )
+
+
+def sweep(store: Store, settings: MonitorSettings) -> SweepReport:
+    """One pass: expired claims back to todo, or to failed when out of attempts."""
+    report = SweepReport()
+    for info in store.list(QueueState.PROCESSING.prefix):
+        _requeue_claim(store, info, settings, report)
+    return report

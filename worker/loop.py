@@ -1,0 +1,162 @@
+"""The worker loop: claim, run, repeat; every way out is explicit and logged once."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bucketdigest.shared.store import Store
+from bucketdigest.worker.claim import claim_next
+from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.job import JobContext, JobResult, run_job
+from bucketdigest.worker.sandbox import ConverterSandbox, SandboxLimits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker behaves; built once from CLI options."""
+
+    lease_seconds: float = 300.0
+    max_attempts: int = 3
+    retry_delay: float = 30.0
+    """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
+    max_jobs: int | None = None
+    exit_when_idle: bool = False
+    idle_sleep: float = 5.0
+    grace_seconds: float = 60.0
+    monitor_every: float | None = 60.0
+    converter: ConverterOptions = field(default_factory=ConverterOptions)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+
+def new_worker_id() -> str:
+    """``host-pid-random``: unique per process, readable in markers."""
+    return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(24):06x}"
+
+
+@dataclass
+class WorkerSummary:
+    """What a worker did before it stopped, and why it stopped."""
+
+    worker_id: str
+    exit_reason: str = ""
+    outcomes: Counter[str] = field(default_factory=Counter)
+    pages: int = 0
+
+
+class Worker:
+    """Claims and runs jobs from one store until an exit condition holds."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: WorkerSettings,
+        *,
+        worker_id: str | None = None,
+        on_result: Callable[[JobResult], None] | None = None,
+        monitor_duty: Callable[[], int] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.worker_id = worker_id or new_worker_id()
+        self.on_result = on_result
+        self.monitor_duty = monitor_duty
+        self.stop_requested = threading.Event()
+        self._stop_at: float | None = None
+        self._last_monitor = 0.0
+
+    def request_stop(self) -> None:
+        """Stop claiming; the current job gets ``grace_seconds`` to finish, then is handed back."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic()
+        self.stop_requested.set()
+
+    def _shutdown_reason(self) -> str | None:
+        if (
+            self._stop_at is not None
+            and time.monotonic() - self._stop_at > self.settings.grace_seconds
+        ):
+            return f"shutdown: not finished within the {self.settings.grace_seconds:g} s grace"
+        return None
+
+    def _run_monitor_duty(self, force: bool = False) -> int:
+        every = self.settings.monitor_every
+        if self.monitor_duty is None or every is None:
+            return 0
+        if not force and time.monotonic() - self._last_monitor < every:
+            return 0
+        self._last_monitor = time.monotonic()
+        try:
+            return self.monitor_duty()
+        except Exception:
+            log.exception("monitor duty failed; the worker goes on")
+            return 0
+
+    def run(self) -> WorkerSummary:
+        """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
+        summary = WorkerSummary(self.worker_id)
+        sandbox = ConverterSandbox(self.settings.converter, self.settings.limits)
+        ctx = JobContext(
+            store=self.store,
+            sandbox=sandbox,
+            worker_id=self.worker_id,
+            lease_seconds=self.settings.lease_seconds,
+            max_attempts=self.settings.max_attempts,
+            retry_delay=self.settings.retry_delay,
+            shutdown_reason=self._shutdown_reason,
+        )
+        log.info("worker %s started on %s", self.worker_id, self.store.url)
+        try:
+            summary.exit_reason = self._loop(ctx, summary)
+        finally:
+            sandbox.close()
+        log.info(
+            "worker %s exiting: %s (%s)",
+            self.worker_id,
+            summary.exit_reason,
+            ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "no jobs",
+        )
+        return summary
+
+    def _loop(self, ctx: JobContext, summary: WorkerSummary) -> str:
+        jobs = 0
+        while True:
+            if self.stop_requested.is_set():
+                return "stop requested"
+            if self.settings.max_jobs is not None and jobs >= self.settings.max_jobs:
+                return f"reached --max-jobs {self.settings.max_jobs}"
+            self._run_monitor_duty()
+            try:
+                found = claim_next(self.store, self.worker_id, self.settings.lease_seconds)
+            except Exception:
+                log.exception("could not claim a job; trying again later")
+                self.stop_requested.wait(self.settings.idle_sleep)
+                continue
+            if found.job is None:
+                if self.settings.exit_when_idle and not found.deferred:
+                    if self._run_monitor_duty(force=True) == 0:
+                        return "idle: no job left to claim"
+                    continue
+                self.stop_requested.wait(self.settings.idle_sleep)
+                continue
+            jobs += 1
+            try:
+                result = run_job(found.job, ctx)
+            except Exception:
+                log.exception(
+                    "job %s broke off; its claim will expire and be requeued", found.job.digest
+                )
+                continue
+            summary.outcomes[result.outcome.value] += 1
+            summary.pages += result.pages
+            if self.on_result is not None:
+                self.on_result(result)

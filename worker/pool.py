@@ -1,0 +1,69 @@
+"""Several worker processes on one machine, reporting results to the parent through a queue."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+from collections.abc import Callable
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
+from typing import Any
+
+from bucketdigest.shared.store import Store
+from bucketdigest.worker.loop import Worker, WorkerSettings
+
+log = logging.getLogger(__name__)
+
+StoreFactory = Callable[[], Store]
+MonitorFactory = Callable[[Store], Callable[[], int]]
+
+
+def _worker_main(
+    open_store: StoreFactory,
+    settings: WorkerSettings,
+    results: Queue | None,
+    monitor_duty: MonitorFactory | None,
+    log_level: int,
+) -> None:
+    logging.basicConfig(
+        level=log_level, format="%(asctime)s %(processName)s %(levelname)s %(message)s"
+    )
+    store = open_store()
+    worker = Worker(
+        store,
+        settings,
+        on_result=results.put if results is not None else None,
+        monitor_duty=monitor_duty(store) if monitor_duty is not None else None,
+    )
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: worker.request_stop())
+    worker.run()
+
+
+def start_workers(
+    count: int,
+    open_store: StoreFactory,
+    settings: WorkerSettings,
+    *,
+    results: Queue | None = None,
+    monitor_duty: MonitorFactory | None = None,
+) -> list[BaseProcess]:
+    """Start ``count`` worker processes (spawned: nothing inherited but the arguments, which
+    must be picklable)."""
+    context = multiprocessing.get_context("spawn")
+    processes = []
+    for index in range(count):
+        process = context.Process(
+            target=_worker_main,
+            args=(open_store, settings, results, monitor_duty, logging.getLogger().level),
+            name=f"worker-{index + 1}",
+        )
+        process.start()
+        processes.append(process)
+    return processes
+
+
+def result_queue() -> Queue[Any]:
+    """A queue worker processes can put JobResults on."""
+    return multiprocessing.get_context("spawn").Queue()

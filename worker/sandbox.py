@@ -1,0 +1,158 @@
+"""Conversion in a child process, so a converter crash, hang or memory blow-up fails one
+document instead of the worker.
+
+The child is started with ``spawn`` (no inherited locks or boto3 sessions), caps its address
+space with RLIMIT_AS, converts jobs sent over a pipe, and is replaced after ``jobs_per_child``
+jobs (converters leak) or after any failure that killed it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import resource
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+
+from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
+from bucketdigest.worker.convert import Conversion, ConverterOptions, convert
+
+log = logging.getLogger(__name__)
+
+_POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """How long one conversion may take, how much memory the child may map, when to recycle it."""
+
+    timeout: float = 600.0
+    max_memory: int | None = None
+    jobs_per_child: int = 50
+
+
+def _never() -> str | None:
+    return None
+
+
+def _format_bytes(count: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if count >= size:
+            return f"{count / size:g} {unit}"
+    return f"{count} bytes"
+
+
+def _child_main(conn: Connection, options: ConverterOptions, max_memory: int | None) -> None:
+    """Loop in the child: receive (source, ext, workdir), answer ("ok", Conversion) or an error."""
+    if max_memory:
+        resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            source, ext, workdir = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send(("ok", convert(source, ext, workdir, options)))
+        except PermanentDigestError as exc:
+            conn.send(("permanent", str(exc), traceback.format_exc()))
+        except MemoryError:
+            conn.send(("memory", "", traceback.format_exc()))
+        except Exception as exc:
+            conn.send(("error", str(exc) or type(exc).__name__, traceback.format_exc()))
+
+
+class ConverterSandbox:
+    """Owns one converter child process and runs conversions in it with limits."""
+
+    def __init__(self, options: ConverterOptions, limits: SandboxLimits) -> None:
+        self.options = options
+        self.limits = limits
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._jobs = 0
+
+    def _start(self) -> tuple[BaseProcess, Connection]:
+        if self._process is None or self._conn is None or not self._process.is_alive():
+            self.close()
+            context = multiprocessing.get_context("spawn")
+            parent, child = context.Pipe()
+            self._process = context.Process(
+                target=_child_main,
+                args=(child, self.options, self.limits.max_memory),
+                name="bucketdigest-converter",
+                daemon=True,
+            )
+            self._process.start()
+            child.close()
+            self._conn, self._jobs = parent, 0
+        return self._process, self._conn
+
+    def _crash_reason(self, process: BaseProcess) -> str:
+        process.join(5)
+        code = process.exitcode
+        if code is not None and code < 0:
+            reason = f"converter crashed: {signal.Signals(-code).name}"
+        else:
+            reason = f"converter exited unexpectedly (exit code {code})"
+        if self.limits.max_memory:
+            reason += f" (memory limit {_format_bytes(self.limits.max_memory)} may have been hit)"
+        return reason
+
+    def convert(
+        self, source: Path, ext: str, workdir: Path, interrupt: Callable[[], str | None] = _never
+    ) -> Conversion:
+        """Convert in the child. Raises DigestError with a precise reason, PermanentDigestError
+        for unusable input, or Interrupted (killing the child) as soon as ``interrupt`` returns
+        a reason, which it is asked several times a second."""
+        process, conn = self._start()
+        conn.send((source, ext, workdir))
+        deadline = time.monotonic() + self.limits.timeout
+        try:
+            while not conn.poll(_POLL_SECONDS):
+                if reason := interrupt():
+                    self.close()
+                    raise Interrupted(reason)
+                if not process.is_alive():
+                    reason = self._crash_reason(process)
+                    self.close()
+                    raise DigestError(reason)
+                if time.monotonic() > deadline:
+                    self.close()
+                    raise DigestError(f"timed out after {self.limits.timeout:g} s")
+            answer = conn.recv()
+        except (EOFError, OSError) as exc:
+            reason = self._crash_reason(process)
+            self.close()
+            raise DigestError(reason) from exc
+        self._jobs += 1
+        if self._jobs >= self.limits.jobs_per_child:
+            self.close()
+        kind, *rest = answer
+        if kind == "ok":
+            return rest[0]
+        message, trace = rest
+        if kind == "permanent":
+            raise PermanentDigestError(message, trace)
+        self.close()
+        if kind == "memory":
+            limit = _format_bytes(self.limits.max_memory) if self.limits.max_memory else "?"
+            raise DigestError(f"exceeded memory limit {limit}", trace)
+        raise DigestError(message, trace)
+
+    def close(self) -> None:
+        """Stop the child (killing it if it does not leave at once)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.kill()
+            self._process.join(5)
+            self._process = None
