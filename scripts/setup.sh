@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Shared setup for demo.sh and test.sh: system packages, .venv, the project with its test extra.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v git-lfs >/dev/null 2>&1 || need_apt+=(git-lfs)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing ${need_apt[*]} with apt-get" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "warning: please install ${need_apt[*]} (needed for Git LFS sources and their tests)" >&2
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.bucketdigest-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 'setuptools>=77' wheel
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+  touch "$stamp"
+fi

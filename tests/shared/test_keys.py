@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+from bucketdigest.shared import keys
+from bucketdigest.shared.keys import QueueState
+
+H = "ab" * 32
+
+
+def test_every_key_builder_round_trips_through_its_parser() -> None:
+    assert keys.parse_raw_key(keys.raw_key(H, ".PDF")) == (H, "pdf")
+    assert keys.parse_out_key(keys.out_key(H)) == H
+    for state in QueueState:
+        assert keys.parse_queue_key(keys.queue_key(state, H)) == (state, H)
+    assert keys.parse_registry_doc_key(keys.registry_doc_key(H, "0123456789abcdef")) == (
+        H,
+        "0123456789abcdef",
+    )
+
+
+def test_keys_have_the_documented_layout() -> None:
+    assert keys.raw_key(H, "pdf") == f"store/raw/{H}.pdf"
+    assert keys.out_key(H) == f"store/out/{H}.zip"
+    assert keys.queue_key(QueueState.TODO, H) == f"queue/todo/{H}"
+    assert keys.queue_key(QueueState.PROCESSING, H) == f"queue/processing/{H}"
+    assert keys.queue_key(QueueState.FAILED, H) == f"queue/failed/{H}"
+
+
+@pytest.mark.parametrize("bad", ["", "AB" * 32, "ab" * 31, "../" + "a" * 61])
+def test_builders_refuse_anything_but_a_lowercase_sha256(bad: str) -> None:
+    with pytest.raises(ValueError):
+        keys.out_key(bad)
+
+
+def test_parsers_refuse_foreign_keys() -> None:
+    with pytest.raises(ValueError):
+        keys.parse_queue_key("queue/elsewhere/" + H)
+    with pytest.raises(ValueError):
+        keys.parse_out_key(f"store/out/{H}.tar")

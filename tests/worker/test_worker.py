@@ -1,0 +1,197 @@
+"""The worker on a real LocalStore with the real converter in its child process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pymupdf
+import pytest
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.shared import keys
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Failure, Ticket
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.claim import claim_next
+from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.job import JobContext, Outcome, run_job
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.sandbox import ConverterSandbox, SandboxLimits
+
+FAST = ConverterOptions(mode="legacy")
+
+
+def _settings(**changes: object) -> WorkerSettings:
+    values: dict = dict(exit_when_idle=True, monitor_every=None, converter=FAST, idle_sleep=0.1)
+    values.update(changes)
+    return WorkerSettings(**values)
+
+
+def _ingest(store: LocalStore, folder: Path) -> dict[str, str]:
+    report = Ingestor(store).ingest([folder], FileFilter())
+    return {f.path: f.digest for f in report.files}
+
+
+def _zip(store: LocalStore, digest: str) -> zipfile.ZipFile:
+    return zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(digest)).data))
+
+
+def test_worker_turns_every_queued_pdf_into_a_zip_holding_its_text(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    digests = _ingest(store, pdf_folder)
+    summary = Worker(store, _settings()).run()
+    assert summary.exit_reason == "idle: no job left to claim"
+    assert summary.outcomes == {"done": 3}
+    for path, digest in digests.items():
+        archive = _zip(store, digest)
+        title = {"alpha.pdf": "Alpha", "beta.pdf": "Beta", "sub/gamma.pdf": "Gamma"}[path]
+        assert title in archive.read("document.md").decode()
+        info = json.loads(archive.read("info.json"))
+        assert info["digest"] == digest and info["names"] == [path]
+        assert info["converter"]["options"]["mode"] == "legacy"
+        assert info["pages"] == len([n for n in archive.namelist() if n.startswith("pages/")])
+        assert any(n.startswith("images/") for n in archive.namelist())
+    assert list(store.list("queue/")) == []
+
+
+def test_max_jobs_stops_the_worker(tmp_path: Path, pdf_folder: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    _ingest(store, pdf_folder)
+    summary = Worker(store, _settings(max_jobs=1)).run()
+    assert summary.exit_reason == "reached --max-jobs 1"
+    assert len(list(store.list(QueueState.TODO.prefix))) == 2
+
+
+def test_converting_the_same_pdf_twice_gives_the_same_pages(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    outputs = []
+    for name in ("one", "two"):
+        store = LocalStore(tmp_path / name)
+        digest = _ingest(store, pdf_folder)["beta.pdf"]
+        Worker(store, _settings()).run()
+        archive = _zip(store, digest)
+        outputs.append({n: archive.read(n) for n in archive.namelist() if n != "info.json"})
+    assert outputs[0] == outputs[1]
+
+
+def _bad_inputs(folder: Path) -> dict[str, str]:
+    folder.mkdir()
+    (folder / "empty.pdf").write_bytes(b"")
+    (folder / "text.pdf").write_text("this is not a PDF at all\n" * 20)
+    good = make_pdf(folder / "good.pdf", title="Good", pages=2, seed=9).read_bytes()
+    (folder / "truncated.pdf").write_bytes(good[:200])
+    locked = pymupdf.open(folder / "good.pdf")
+    locked.save(
+        folder / "locked.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="u", owner_pw="o"
+    )
+    return {
+        "empty.pdf": "empty",
+        "text.pdf": "not a readable PDF",
+        "truncated.pdf": "not a readable PDF",
+        "locked.pdf": "password-protected",
+    }
+
+
+def test_bad_inputs_are_dead_lettered_at_once_with_a_reason(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    expected = _bad_inputs(tmp_path / "bad")
+    digests = _ingest(store, tmp_path / "bad")
+    summary = Worker(store, _settings()).run()
+    assert summary.outcomes == {"failed": 4, "done": 1}
+    for name, reason in expected.items():
+        failure = Failure.from_json(
+            store.get(keys.queue_key(QueueState.FAILED, digests[name])).data
+        )
+        assert reason in failure.error, name
+        assert failure.ticket.history[-1].error == failure.error
+        assert failure.retryable is False
+    assert store.head(keys.out_key(digests["good.pdf"])) is not None
+
+
+def test_a_timeout_is_retried_later_with_backoff(tmp_path: Path, pdf_folder: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
+    limits = SandboxLimits(timeout=0.05)
+    summary = Worker(store, _settings(limits=limits, retry_delay=3600, max_jobs=1)).run()
+    assert summary.outcomes == {"retrying": 1}
+    ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data)
+    assert ticket.attempt == 2
+    assert "timed out after 0.05 s" in ticket.history[0].error
+    assert ticket.not_before is not None and ticket.not_before > store.now()
+    assert claim_next(store, "w", 60).job is None
+
+
+def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
+    settings = _settings(limits=SandboxLimits(timeout=0.05), retry_delay=0, max_attempts=2)
+    Worker(store, settings).run()
+    failure = Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
+    assert [a.attempt for a in failure.ticket.history] == [1, 2]
+    assert failure.retryable is True
+
+
+def test_a_converter_crash_fails_the_document_with_the_signal_and_the_worker_goes_on(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    sandbox = ConverterSandbox(FAST, SandboxLimits(timeout=60))
+    source = make_pdf(tmp_path / "big.pdf", title="Big", pages=40, seed=5)
+
+    def crash_soon() -> None:
+        while sandbox._process is None:
+            time.sleep(0.01)
+        time.sleep(0.5)
+        os.kill(sandbox._process.pid, signal.SIGSEGV)
+
+    threading.Thread(target=crash_soon, daemon=True).start()
+    with pytest.raises(Exception, match="converter crashed: SIGSEGV"):
+        sandbox.convert(source, "pdf", tmp_path / "work")
+    again = sandbox.convert(pdf_folder / "beta.pdf", "pdf", tmp_path / "work2")
+    assert "Beta" in again.pages[0]
+    sandbox.close()
+
+
+def test_a_job_whose_lease_is_taken_over_is_abandoned_without_writing(
+    tmp_path: Path,
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    folder = tmp_path / "one"
+    make_pdf(folder / "long.pdf", title="Long", pages=40, seed=3)
+    digest = _ingest(store, folder)["long.pdf"]
+    job = claim_next(store, "zombie", 0.4).job
+    assert job is not None
+    processing = keys.queue_key(QueueState.PROCESSING, digest)
+    store.put(processing, b'{"new": "owner"}')
+    sandbox = ConverterSandbox(FAST, SandboxLimits(timeout=60))
+    ctx = JobContext(store, sandbox, "zombie", 0.4, 3, 0, lambda: None)
+    result = run_job(job, ctx)
+    sandbox.close()
+    assert result.outcome is Outcome.ABANDONED
+    assert store.get(processing).data == b'{"new": "owner"}'
+    assert store.head(keys.out_key(digest)) is None
+    assert store.head(keys.queue_key(QueueState.FAILED, digest)) is None
+
+
+def test_a_claimed_job_whose_zip_exists_is_finalized_without_converting(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    digest = _ingest(store, pdf_folder)["alpha.pdf"]
+    store.put(keys.out_key(digest), b"finished elsewhere")
+    summary = Worker(store, _settings()).run()
+    assert summary.outcomes["already-done"] == 1
+    assert store.get(keys.out_key(digest)).data == b"finished elsewhere"
+    assert list(store.list("queue/")) == []
