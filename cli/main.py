@@ -15,6 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
 from bucketdigest.cli import render
 from bucketdigest.cli.options import store_options, store_settings, worker_options, worker_settings
 from bucketdigest.cli.runner import counts_toward_progress, local_results_path, run_to_completion
@@ -29,17 +39,8 @@ from bucketdigest.shared.samples import make_samples
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pool import start_workers
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 
 
 def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -236,7 +237,7 @@ def status(as_json: bool, **store: Any) -> None:
         }
         click.echo(json.dumps(data, indent=2))
     else:
-        render.status_tables(Console(), result)
+        render.status_tables(Console(soft_wrap=True), result)
 
 
 @cli.command()
@@ -314,3 +315,7 @@ def samples(folder: Path, count: int, pages: int) -> None:
     """
     for path in make_samples(folder, count, pages):
         click.echo(str(path))
+
+
+if __name__ == "__main__":
+    cli()

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.worker.convert import MODES, ConverterOptions
 from bucketdigest.worker.loop import WorkerSettings

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
 from bucketdigest.cli.runner import RunOutcome
 from bucketdigest.monitor.status import Status
 from bucketdigest.shared.records import IngestRun
-from rich.console import Console
-from rich.table import Table
 
 
 def ingest_summary(console: Console, run: IngestRun) -> None:

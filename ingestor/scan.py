@@ -49,7 +49,7 @@ def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile]:
             yield LocalFile(root, root.name)
         return
     if not root.is_dir():
-        raise SourceError(f"{root}: no such file or folder")
+        raise SourceError("no such file or folder")
     seen: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         stat = os.stat(dirpath)

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import boto3
 import pytest
+from moto import mock_aws
+from moto.server import ThreadedMotoServer
+
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.stores.s3 import S3Store
-from moto import mock_aws
-from moto.server import ThreadedMotoServer
 
 for _name, _value in {
     "AWS_ACCESS_KEY_ID": "testing",

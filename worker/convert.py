@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+
 from bucketdigest.shared.errors import DigestError, PermanentDigestError
 
 CONVERTER = "pymupdf4llm"

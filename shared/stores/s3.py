@@ -23,14 +23,6 @@ from typing import Any, TypeVar
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, NoCredentialsError
-from bucketdigest.shared.errors import (
-    ConfigError,
-    Conflict,
-    NotFound,
-    StoreError,
-    TransientStoreError,
-)
-from bucketdigest.shared.store import ObjectInfo, StoredObject
 from tenacity import (
     Retrying,
     before_sleep_log,
@@ -39,6 +31,15 @@ from tenacity import (
     stop_after_delay,
     wait_random_exponential,
 )
+
+from bucketdigest.shared.errors import (
+    ConfigError,
+    Conflict,
+    NotFound,
+    StoreError,
+    TransientStoreError,
+)
+from bucketdigest.shared.store import ObjectInfo, StoredObject
 
 log = logging.getLogger(__name__)
 

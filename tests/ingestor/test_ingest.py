@@ -4,6 +4,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter, scan_folder
 from bucketdigest.shared import keys

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
 

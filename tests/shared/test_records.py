@@ -4,6 +4,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from bucketdigest.shared.errors import CorruptRecord
 from bucketdigest.shared.records import Attempt, Claim, Failure, Ticket
 

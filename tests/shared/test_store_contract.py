@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+
 from bucketdigest.shared.errors import InvalidKey, NotFound
 from bucketdigest.shared.selftest import check_conditional_writes
 from bucketdigest.shared.store import Store

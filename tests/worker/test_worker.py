@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared import keys

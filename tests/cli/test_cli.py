@@ -1,0 +1,80 @@
+"""The command line: exit codes, output, help, and that README documents every command."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bucketdigest.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("command", sorted(cli.commands))
+def test_every_command_has_help_with_an_example_and_appears_in_the_readme(command: str) -> None:
+    code, output = _invoke(command, "--help")
+    assert code == 0
+    assert "Example: bucketdigest " + command in output
+    assert re.search(rf"bucketdigest {command}\b", (ROOT / "README.md").read_text())
+
+
+def test_run_converts_a_folder_and_exits_zero(tmp_path: Path, pdf_folder: Path) -> None:
+    bucket = tmp_path / "bucket"
+    code, output = _invoke(
+        "run", str(pdf_folder), "--bucket", str(bucket), "--converter-mode", "legacy"
+    )
+    assert code == 0, output
+    assert "done: 3 documents" in output
+    assert len(list((bucket / "store" / "out").glob("*.zip"))) == 3
+    code, output = _invoke("status", "--bucket", str(bucket), "--json")
+    assert json.loads(output)["counts"] == {"todo": 0, "processing": 0, "failed": 0, "done": 3}
+
+
+def test_run_exits_one_and_names_the_documents_that_failed(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    (pdf_folder / "broken.pdf").write_text("not a pdf")
+    code, output = _invoke(
+        "run", str(pdf_folder), "--bucket", str(tmp_path / "b"), "--converter-mode", "legacy"
+    )
+    assert code == 1
+    assert "failed broken.pdf: not a readable PDF file" in output.replace("\n", " ")
+    code, output = _invoke("status", "--bucket", str(tmp_path / "b"), "--json")
+    status = json.loads(output)
+    assert status["counts"]["failed"] == 1
+    assert status["failures"][0]["name"] == "broken.pdf"
+
+
+def test_ingest_reports_a_missing_source_and_exits_one(tmp_path: Path) -> None:
+    code, output = _invoke("ingest", str(tmp_path / "nope"), "--bucket", str(tmp_path / "b"))
+    assert code == 1
+    assert "no such file or folder" in output
+
+
+def test_a_bad_bucket_url_is_a_clean_error(tmp_path: Path) -> None:
+    code, output = _invoke("status", "--bucket", "ftp://somewhere")
+    assert code == 1
+    assert "unsupported bucket URL" in output
+
+
+def test_a_store_that_ignores_conditional_writes_is_refused(
+    tmp_path: Path, moto_endpoint: str, moto_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bucketdigest.shared.stores.s3 import S3Store
+
+    monkeypatch.setattr(S3Store, "put_if_absent", lambda self, key, data: self.put(key, data))
+    code, output = _invoke(
+        "ingest", str(tmp_path), "--bucket", moto_bucket, "--endpoint-url", moto_endpoint
+    )
+    assert code == 1
+    assert "does not enforce conditional writes" in output
+    assert moto_bucket.removeprefix("s3://") in output

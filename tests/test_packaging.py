@@ -1,0 +1,34 @@
+"""The wheel must ship every subpackage on disk, and code must import bucketdigest.* only."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPONENTS = ("cli", "ingestor", "monitor", "shared", "worker")
+
+
+def test_the_packages_list_matches_the_folders_on_disk() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        "bucketdigest." + init.parent.relative_to(ROOT).as_posix().replace("/", ".")
+        for component in COMPONENTS
+        for init in (ROOT / component).rglob("__init__.py")
+    }
+    assert set(config["packages"]) == on_disk
+    for package in config["packages"]:
+        folder = package.removeprefix("bucketdigest.").replace(".", "/")
+        assert config["package-dir"][package] == folder
+
+
+def test_no_module_imports_a_component_by_its_bare_name() -> None:
+    bare = re.compile(r"^\s*(from|import) (shared|worker|monitor|ingestor|cli)(\.| |$)", re.M)
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in (*COMPONENTS, "tests", "scripts")
+        for path in (ROOT / folder).rglob("*.py")
+        if bare.search(path.read_text())
+    ]
+    assert offenders == []
