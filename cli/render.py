@@ -39,8 +39,8 @@ def status_tables(console: Console, status: Status) -> None:
         console.print(failures)
     if status.runs:
         runs = Table(title="Latest ingest runs")
+        runs.add_column("run", no_wrap=True)
         for column in (
-            "run",
             "discovered",
             "done before",
             "uploaded",
@@ -48,7 +48,7 @@ def status_tables(console: Console, status: Status) -> None:
             "errors",
             "requests",
         ):
-            runs.add_column(column)
+            runs.add_column(column, justify="right")
         for r in status.runs:
             runs.add_row(
                 r.run_id,
