@@ -29,13 +29,14 @@ from bucketdigest.cli import render
 from bucketdigest.cli.options import store_options, store_settings, worker_options, worker_settings
 from bucketdigest.cli.runner import counts_toward_progress, local_results_path, run_to_completion
 from bucketdigest.cli.wiring import MonitorDuty, OpenStore
-from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.samples import make_samples
+from bucketdigest.shared.store import Store
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pool import start_workers
@@ -61,7 +62,28 @@ def _filter(ext: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> Fil
     return FileFilter(exts=exts, include=include, exclude=exclude)
 
 
+def _ingest(
+    store: Store, specs: tuple[str, ...], file_filter: FileFilter, ref: str, cache_dir: Path
+) -> IngestReport:
+    sources, errors = open_sources(specs, file_filter, ref=ref, cache_dir=cache_dir)
+    return Ingestor(store).ingest(sources, errors)
+
+
 def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    func = click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="BUCKETDIGEST_CACHE_DIR",
+        default=Path.home() / ".cache" / "bucketdigest" / "git",
+        show_default=True,
+        help="Where Git sources are cloned (bare, no LFS content) and kept for later fetches.",
+    )(func)
+    func = click.option(
+        "--ref",
+        default="HEAD",
+        show_default=True,
+        help="Git ref to ingest (default: the remote's HEAD).",
+    )(func)
     func = click.option(
         "--exclude", multiple=True, help="Glob of relative paths to skip (repeatable)."
     )(func)
@@ -86,7 +108,7 @@ def cli(verbose: int) -> None:
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("sources", nargs=-1, required=True)
 @store_options
 @filter_options
 @click.option(
@@ -94,10 +116,12 @@ def cli(verbose: int) -> None:
 )
 @library_errors
 def ingest(
-    sources: tuple[Path, ...],
+    sources: tuple[str, ...],
     ext: str,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    ref: str,
+    cache_dir: Path,
     as_json: bool,
     **store: Any,
 ) -> None:
@@ -105,9 +129,8 @@ def ingest(
 
     Example: bucketdigest ingest ./rulebooks --bucket s3://my-bucket/digest
     """
-    report = Ingestor(open_store(store_settings(**store))).ingest(
-        sources, _filter(ext, include, exclude)
-    )
+    target = open_store(store_settings(**store))
+    report = _ingest(target, sources, _filter(ext, include, exclude), ref, cache_dir)
     if as_json:
         click.echo(
             json.dumps(
@@ -241,16 +264,18 @@ def status(as_json: bool, **store: Any) -> None:
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("sources", nargs=-1, required=True)
 @store_options
 @filter_options
 @worker_options
 @library_errors
 def run(
-    sources: tuple[Path, ...],
+    sources: tuple[str, ...],
     ext: str,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    ref: str,
+    cache_dir: Path,
     workers: int,
     bucket: str,
     endpoint_url: str | None,
@@ -264,7 +289,7 @@ def run(
     """
     opener = OpenStore(store_settings(bucket, endpoint_url, region, path_style))
     store = opener()
-    report = Ingestor(store).ingest(sources, _filter(ext, include, exclude))
+    report = _ingest(store, sources, _filter(ext, include, exclude), ref, cache_dir)
     render.ingest_summary(console, report.run)
     settings = worker_settings(**options)
     todo = sum(1 for f in report.files if f.state != "done")

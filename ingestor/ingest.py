@@ -1,17 +1,24 @@
-"""Ingesting sources: hash every candidate, upload what the bucket lacks, enqueue jobs, record
-where each document came from, and write a run record."""
+"""Ingesting sources: find candidates, upload what the bucket lacks, enqueue jobs, record
+where each document came from, and write a run record.
+
+A candidate whose SHA-256 is known up front (a Git LFS pointer) is only downloaded when the
+bucket has neither its result nor its raw bytes; a plain file is hashed locally first.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bucketdigest.ingestor.git import GitSource, is_git_url, is_local_repository
 from bucketdigest.ingestor.known import LISTING_THRESHOLD, KnownObjects
-from bucketdigest.ingestor.scan import FileFilter, LocalFile, scan_folder
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import QueueState
@@ -41,6 +48,15 @@ class IngestReport:
     files: list[IngestedFile] = field(default_factory=list)
 
 
+@dataclass
+class _Tally:
+    already_done: int = 0
+    uploaded: int = 0
+    queued: int = 0
+    bytes_uploaded: int = 0
+    bytes_downloaded: int = 0
+
+
 def sha256_file(path: Path) -> tuple[str, int]:
     """Streaming SHA-256 and size of a file."""
     with open(path, "rb") as handle:
@@ -51,6 +67,27 @@ def sha256_file(path: Path) -> tuple[str, int]:
 def path_id(source: str, path: str) -> str:
     """A stable id for (source, path), used in registry keys."""
     return hashlib.sha256(f"{source}\0{path}".encode()).hexdigest()[:32]
+
+
+def open_sources(
+    specs: Iterable[str], file_filter: FileFilter, *, ref: str, cache_dir: Path
+) -> tuple[list[Source], list[FileError]]:
+    """Folders, files and Git repositories (URLs or local repository paths) named by
+    ``specs``; those that cannot be opened come back as errors naming them."""
+    sources: list[Source] = []
+    errors: list[FileError] = []
+    for spec in specs:
+        try:
+            if is_git_url(spec) or is_local_repository(Path(spec)):
+                url = spec if is_git_url(spec) else str(Path(spec).resolve())
+                sources.append(GitSource(url, file_filter, cache_dir, ref))
+            elif Path(spec).exists():
+                sources.append(FolderSource(Path(spec), file_filter))
+            else:
+                errors.append(FileError(path=spec, reason="no such file, folder or repository"))
+        except (OSError, BucketdigestError) as exc:
+            errors.append(FileError(path=spec, reason=str(exc)))
+    return sources, errors
 
 
 def new_run_id(store: Store) -> str:
@@ -66,85 +103,123 @@ class Ingestor:
         self.store = CountingStore(store)
         self.on_file = on_file
 
-    def ingest_file(
-        self, known: KnownObjects, source: str, item: LocalFile, run: dict
-    ) -> IngestedFile:
-        digest, size = sha256_file(item.path)
-        ext = keys.normalize_ext(item.ext)
-        state = self._enqueue(known, digest, ext, size, item, run)
-        record_id = path_id(source, item.relative)
-        if not known.has_source_record(digest, record_id):
-            record = SourceRecord(
-                digest=digest,
-                source=source,
-                path=item.relative,
-                size=size,
-                ingested_at=self.store.now(),
-            )
-            self.store.put_if_absent(keys.registry_doc_key(digest, record_id), record.to_json())
-        return IngestedFile(source, item.relative, digest, state)
+    def _upload(
+        self, known: KnownObjects, digest: str, ext: str, size: int, path: Path, tally: _Tally
+    ) -> None:
+        raw = keys.raw_key(digest, ext)
+        if self.store.put_if_absent(raw, path) is not None:
+            tally.uploaded += 1
+            tally.bytes_uploaded += size
+        known.note(raw)
+
+    def _take(
+        self, known: KnownObjects, candidate: Candidate, tally: _Tally
+    ) -> tuple[str, int, str]:
+        """Make sure the bucket has the document; returns (digest, size, state)."""
+        ext = keys.normalize_ext(candidate.ext)
+        if candidate.digest is not None and candidate.size is not None:
+            digest, size = candidate.digest, candidate.size
+            if known.done(digest):
+                tally.already_done += 1
+                return digest, size, "done"
+            if not known.has_raw(digest, ext):
+                with candidate.materialize() as path:
+                    if candidate.downloads:
+                        tally.bytes_downloaded += size
+                    self._upload(known, digest, ext, size, path, tally)
+        else:
+            with candidate.materialize() as path:
+                digest, size = sha256_file(path)
+                if known.done(digest):
+                    tally.already_done += 1
+                    return digest, size, "done"
+                if not known.has_raw(digest, ext):
+                    self._upload(known, digest, ext, size, path, tally)
+        return digest, size, self._enqueue(known, digest, ext, size, candidate.relative, tally)
 
     def _enqueue(
-        self, known: KnownObjects, digest: str, ext: str, size: int, item: LocalFile, run: dict
+        self, known: KnownObjects, digest: str, ext: str, size: int, name: str, tally: _Tally
     ) -> str:
-        if known.done(digest):
-            run["already_done"] += 1
-            return "done"
-        raw = keys.raw_key(digest, ext)
-        if not known.has_raw(digest, ext):
-            if self.store.put_if_absent(raw, item.path) is not None:
-                run["uploaded"] += 1
-                run["bytes_uploaded"] += size
-            known.note(raw)
         queued = known.queue_state(digest)
         if queued is QueueState.FAILED:
             return "failed"
         if queued is not None:
             return "in-queue"
         ticket = Ticket(
-            digest=digest, ext=ext, size=size, names=(item.relative,), enqueued_at=self.store.now()
+            digest=digest, ext=ext, size=size, names=(name,), enqueued_at=self.store.now()
         )
         todo = keys.queue_key(QueueState.TODO, digest)
         if self.store.put_if_absent(todo, ticket.to_json()) is None:
             return "in-queue"
         known.note(todo)
-        run["queued"] += 1
+        tally.queued += 1
         return "queued"
 
-    def ingest(self, sources: Iterable[Path], file_filter: FileFilter) -> IngestReport:
-        """Ingest every candidate of ``sources``; per-file errors are recorded, not raised."""
-        started = self.store.now()
-        source_list = [str(Path(s).resolve()) for s in sources]
-        errors: list[FileError] = []
-        candidates: list[tuple[str, LocalFile]] = []
+    def _record_origin(
+        self, known: KnownObjects, source: Source, candidate: Candidate, digest: str, size: int
+    ) -> None:
+        record_id = path_id(source.name, candidate.relative)
+        if known.has_source_record(digest, record_id):
+            return
+        record = SourceRecord(
+            digest=digest,
+            source=source.name,
+            path=candidate.relative,
+            size=size,
+            ingested_at=self.store.now(),
+            commit=source.commit,
+        )
+        self.store.put_if_absent(keys.registry_doc_key(digest, record_id), record.to_json())
+
+    def ingest(self, sources: Iterable[Source], errors: Iterable[FileError] = ()) -> IngestReport:
+        """Ingest every candidate of ``sources``; per-file errors are recorded, not raised.
+        ``errors`` are problems found before (sources that could not be opened)."""
+        started, clock = self.store.now(), time.perf_counter()
+        source_list = list(sources)
+        failures = list(errors)
+        found: list[tuple[Source, Candidate]] = []
+        unusable = 0
         for source in source_list:
             try:
-                candidates.extend((source, item) for item in scan_folder(Path(source), file_filter))
+                for item in source.candidates():
+                    if isinstance(item, FileError):
+                        failures.append(item)
+                        unusable += 1
+                    else:
+                        found.append((source, item))
             except (OSError, BucketdigestError) as exc:
-                errors.append(FileError(path=source, reason=str(exc)))
-        known = KnownObjects(self.store, listing=len(candidates) >= LISTING_THRESHOLD)
-        counts = dict.fromkeys(("already_done", "uploaded", "queued", "bytes_uploaded"), 0)
-        report_files: list[IngestedFile] = []
-        for source, item in candidates:
+                failures.append(FileError(path=source.name, reason=str(exc)))
+        known = KnownObjects(self.store, listing=len(found) >= LISTING_THRESHOLD)
+        tally = _Tally()
+        files: list[IngestedFile] = []
+        for source, candidate in found:
             try:
-                result = self.ingest_file(known, source, item, counts)
+                digest, size, state = self._take(known, candidate, tally)
+                self._record_origin(known, source, candidate, digest, size)
             except (OSError, BucketdigestError) as exc:
-                log.error("%s: %s", item.path, exc)
-                errors.append(FileError(path=str(item.path), reason=str(exc)))
+                log.error("%s: %s: %s", source.name, candidate.relative, exc)
+                failures.append(FileError(path=candidate.relative, reason=str(exc)))
                 continue
-            report_files.append(result)
+            files.append(IngestedFile(source.name, candidate.relative, digest, state))
             if self.on_file is not None:
-                self.on_file(result)
+                self.on_file(files[-1])
         run_id = new_run_id(self.store)
         record = IngestRun(
             run_id=run_id,
-            sources=tuple(source_list),
+            sources=tuple(s.name for s in source_list),
+            commits=tuple(s.commit for s in source_list),
             started_at=started,
             finished_at=self.store.now(),
-            discovered=len(candidates),
-            errors=tuple(errors),
+            duration_seconds=round(time.perf_counter() - clock, 3),
+            discovered=len(found)
+            + sum(1 for f in failures if f.path not in {s.name for s in source_list}),
+            errors=tuple(failures),
             store_requests=self.store.total + 1,
-            **counts,
+            already_done=tally.already_done,
+            uploaded=tally.uploaded,
+            queued=tally.queued,
+            bytes_uploaded=tally.bytes_uploaded,
+            bytes_downloaded=tally.bytes_downloaded,
         )
         self.store.put(keys.run_key(run_id), record.to_json())
-        return IngestReport(run=record, files=report_files)
+        return IngestReport(run=record, files=files)

@@ -148,10 +148,15 @@ class IngestRun(_JsonRecord):
     sources: tuple[str, ...]
     started_at: datetime
     finished_at: datetime
+    commits: tuple[str, ...] = ()
+    """Per source, the Git commit ingested (empty for folders)."""
+    duration_seconds: float = 0.0
     discovered: int = 0
     already_done: int = 0
     uploaded: int = 0
     queued: int = 0
     errors: tuple[FileError, ...] = field(default_factory=tuple)
     bytes_uploaded: int = 0
+    bytes_downloaded: int = 0
+    """Content fetched from remote sources (Git LFS)."""
     store_requests: int = 0

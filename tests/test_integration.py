@@ -15,6 +15,7 @@ import pytest
 
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
@@ -87,7 +88,7 @@ def test_many_workers_racing_for_one_job_yield_exactly_one_owner(
 ) -> None:
     settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
     pdfs = make_samples(tmp_path / "pdfs", 10, pages=1)
-    Ingestor(open_store(settings)).ingest([tmp_path / "pdfs"], FileFilter())
+    Ingestor(open_store(settings)).ingest([FolderSource(tmp_path / "pdfs", FileFilter())])
     racers = 8
     for pdf in pdfs:
         digest = hashlib.sha256(pdf.read_bytes()).hexdigest()

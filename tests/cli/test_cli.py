@@ -57,7 +57,7 @@ def test_run_exits_one_and_names_the_documents_that_failed(
 def test_ingest_reports_a_missing_source_and_exits_one(tmp_path: Path) -> None:
     code, output = _invoke("ingest", str(tmp_path / "nope"), "--bucket", str(tmp_path / "b"))
     assert code == 1
-    assert "no such file or folder" in output
+    assert "no such file, folder or repository" in output
 
 
 def test_a_bad_bucket_url_is_a_clean_error(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.ingest import Ingestor, open_sources
 from bucketdigest.ingestor.scan import FileFilter, scan_folder
+from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import IngestRun, SourceRecord, Ticket
@@ -21,7 +22,7 @@ def _sha(path: Path) -> str:
 
 
 def test_first_ingest_uploads_each_document_and_queues_it(store: Store, pdf_folder: Path) -> None:
-    report = Ingestor(store).ingest([pdf_folder], PDF)
+    report = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     assert (report.run.discovered, report.run.uploaded, report.run.queued) == (3, 3, 3)
     for path in pdf_folder.rglob("*.pdf"):
         digest = _sha(path)
@@ -32,8 +33,8 @@ def test_first_ingest_uploads_each_document_and_queues_it(store: Store, pdf_fold
 
 
 def test_re_ingesting_uploads_and_queues_nothing_new(store: Store, pdf_folder: Path) -> None:
-    Ingestor(store).ingest([pdf_folder], PDF)
-    again = Ingestor(store).ingest([pdf_folder], PDF)
+    Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
+    again = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     assert (again.run.uploaded, again.run.queued, len(again.run.errors)) == (0, 0, 0)
     assert {f.state for f in again.files} == {"in-queue"}
 
@@ -41,7 +42,7 @@ def test_re_ingesting_uploads_and_queues_nothing_new(store: Store, pdf_folder: P
 def test_documents_already_done_are_skipped(store: Store, pdf_folder: Path) -> None:
     done = _sha(pdf_folder / "alpha.pdf")
     store.put(keys.out_key(done), b"zip")
-    report = Ingestor(store).ingest([pdf_folder], PDF)
+    report = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     assert report.run.already_done == 1
     assert store.head(keys.queue_key(QueueState.TODO, done)) is None
     assert store.head(keys.raw_key(done, "pdf")) is None
@@ -51,12 +52,12 @@ def test_listing_mode_gives_the_same_result_with_fewer_requests(
     tmp_path: Path, pdf_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     per_file = Ingestor(LocalStore(tmp_path / "a"))
-    per_file.ingest([pdf_folder], PDF)
-    per_file_again = Ingestor(LocalStore(tmp_path / "a")).ingest([pdf_folder], PDF)
+    per_file.ingest([FolderSource(pdf_folder, PDF)])
+    per_file_again = Ingestor(LocalStore(tmp_path / "a")).ingest([FolderSource(pdf_folder, PDF)])
     monkeypatch.setattr("bucketdigest.ingestor.ingest.LISTING_THRESHOLD", 1)
     listed = Ingestor(LocalStore(tmp_path / "b"))
-    listed.ingest([pdf_folder], PDF)
-    listed_again = Ingestor(LocalStore(tmp_path / "b")).ingest([pdf_folder], PDF)
+    listed.ingest([FolderSource(pdf_folder, PDF)])
+    listed_again = Ingestor(LocalStore(tmp_path / "b")).ingest([FolderSource(pdf_folder, PDF)])
     assert sorted((f.path, f.state) for f in listed_again.files) == sorted(
         (f.path, f.state) for f in per_file_again.files
     )
@@ -65,7 +66,7 @@ def test_listing_mode_gives_the_same_result_with_fewer_requests(
 
 def test_the_registry_records_every_path_of_a_document(store: Store, pdf_folder: Path) -> None:
     (pdf_folder / "copy.pdf").write_bytes((pdf_folder / "beta.pdf").read_bytes())
-    Ingestor(store).ingest([pdf_folder], PDF)
+    Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     digest = _sha(pdf_folder / "beta.pdf")
     records = [
         SourceRecord.from_json(store.get(info.key).data)
@@ -75,7 +76,7 @@ def test_the_registry_records_every_path_of_a_document(store: Store, pdf_folder:
 
 
 def test_each_run_writes_a_run_record(store: Store, pdf_folder: Path) -> None:
-    report = Ingestor(store).ingest([pdf_folder], PDF)
+    report = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     saved = IngestRun.from_json(store.get(keys.run_key(report.run.run_id)).data)
     assert saved.queued == 3 and saved.store_requests > 0
 
@@ -83,10 +84,12 @@ def test_each_run_writes_a_run_record(store: Store, pdf_folder: Path) -> None:
 def test_unreadable_files_are_reported_by_name_and_the_rest_proceed(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
-    report = Ingestor(LocalStore(tmp_path / "s")).ingest([pdf_folder, tmp_path / "missing"], PDF)
+    missing = str(tmp_path / "missing")
+    sources, errors = open_sources([str(pdf_folder), missing], PDF, ref="HEAD", cache_dir=tmp_path)
+    report = Ingestor(LocalStore(tmp_path / "s")).ingest(sources, errors)
     assert report.run.queued == 3
-    assert [e.path for e in report.run.errors] == [str(tmp_path / "missing")]
-    assert "no such file or folder" in report.run.errors[0].reason
+    assert [e.path for e in report.run.errors] == [missing]
+    assert "no such file, folder or repository" in report.run.errors[0].reason
 
 
 def test_scan_filters_by_extension_include_and_exclude(pdf_folder: Path) -> None:

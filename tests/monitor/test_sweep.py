@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
@@ -19,7 +20,7 @@ from bucketdigest.worker.claim import claim_next
 
 
 def _claimed(store: Store, folder: Path, lease: float) -> str:
-    Ingestor(store).ingest([folder / "beta.pdf"], FileFilter())
+    Ingestor(store).ingest([FolderSource(folder / "beta.pdf", FileFilter())])
     job = claim_next(store, "crashed-worker", lease).job
     assert job is not None
     return job.digest
@@ -91,7 +92,7 @@ def test_an_expired_claim_of_a_finished_document_is_just_cleaned_up(
 
 def test_status_counts_each_state(tmp_path: Path, pdf_folder: Path) -> None:
     store = LocalStore(tmp_path / "b")
-    Ingestor(store).ingest([pdf_folder], FileFilter())
+    Ingestor(store).ingest([FolderSource(pdf_folder, FileFilter())])
     claim_next(store, "w", 60)
     status = collect_status(store)
     assert status.counts == {"todo": 2, "processing": 1, "failed": 0, "done": 0}

@@ -16,6 +16,7 @@ import pytest
 
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
@@ -37,7 +38,7 @@ def _settings(**changes: object) -> WorkerSettings:
 
 
 def _ingest(store: LocalStore, folder: Path) -> dict[str, str]:
-    report = Ingestor(store).ingest([folder], FileFilter())
+    report = Ingestor(store).ingest([FolderSource(folder, FileFilter())])
     return {f.path: f.digest for f in report.files}
 
 

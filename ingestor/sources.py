@@ -1,0 +1,69 @@
+"""Sources of documents and their candidate files.
+
+A candidate may already know its SHA-256 (a Git LFS pointer's oid) and can be materialized as a
+local file only when its bytes are actually needed, so a document already done costs no
+download at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from bucketdigest.ingestor.scan import FileFilter, scan_folder
+from bucketdigest.shared.records import FileError
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One file a source offers."""
+
+    source: str
+    relative: str
+    materialize: Callable[[], AbstractContextManager[Path]]
+    """Yields a local file with the content (fetched if need be), removed afterwards."""
+    digest: str | None = None
+    """The SHA-256, when known without reading the content (LFS pointers)."""
+    size: int | None = None
+    downloads: bool = False
+    """Whether materializing transfers the content over the network."""
+
+    @property
+    def ext(self) -> str:
+        return self.relative.rsplit(".", 1)[-1].lower()
+
+
+class Source(Protocol):
+    """Somewhere documents come from: a folder, a Git repository."""
+
+    name: str
+    """As recorded in the registry: an absolute folder path or a repository URL."""
+    commit: str
+    """The commit ingested, for Git sources; empty otherwise."""
+
+    def candidates(self) -> Iterator[Candidate | FileError]:
+        """Every accepted file, or an error naming a file that cannot be taken."""
+        ...
+
+
+class FolderSource:
+    """A local folder (recursive) or a single file."""
+
+    commit = ""
+
+    def __init__(self, root: Path, file_filter: FileFilter) -> None:
+        self.root = root.resolve()
+        self.name = str(self.root)
+        self.file_filter = file_filter
+
+    def candidates(self) -> Iterator[Candidate | FileError]:
+        for item in scan_folder(self.root, self.file_filter):
+            yield Candidate(
+                source=self.name,
+                relative=item.relative,
+                materialize=lambda path=item.path: contextlib.nullcontext(path),
+            )
