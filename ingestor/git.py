@@ -33,6 +33,13 @@ _URL = re.compile(r"^(https?|ssh|git|file)://|^[\w.-]+@[\w.-]+:")
 _ENV = {"GIT_LFS_SKIP_SMUDGE": "1", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
 
 
+def _smudge_env() -> dict[str, str]:
+    """The environment for ``git lfs smudge``: like the others, but smudging is the point."""
+    env = {**os.environ, **_ENV}
+    del env["GIT_LFS_SKIP_SMUDGE"]
+    return env
+
+
 def is_git_url(spec: str) -> bool:
     """A remote repository URL (https, ssh, git, file, or scp-like ``git@host:path``)."""
     return bool(_URL.match(spec))
@@ -176,7 +183,7 @@ class GitSource:
                     result = subprocess.run(
                         ["git", "--git-dir", str(self.git_dir), "lfs", "smudge", "--", entry.path],
                         input=pointer, stdout=handle, stderr=subprocess.PIPE,
-                        env={**os.environ, **_ENV}, check=False,
+                        env=_smudge_env(), check=False,
                     )  # fmt: skip
                 if result.returncode != 0:
                     lines = result.stderr.decode(errors="replace").strip().splitlines()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bucketdigest.ingestor.git import GitSource, is_git_url, is_local_repository
-from bucketdigest.ingestor.known import LISTING_THRESHOLD, KnownObjects
+from bucketdigest.ingestor.known import KnownObjects
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys
@@ -189,7 +189,7 @@ class Ingestor:
                         found.append((source, item))
             except (OSError, BucketdigestError) as exc:
                 failures.append(FileError(path=source.name, reason=str(exc)))
-        known = KnownObjects(self.store, listing=len(found) >= LISTING_THRESHOLD)
+        known = KnownObjects(self.store, len(found))
         tally = _Tally()
         files: list[IngestedFile] = []
         for source, candidate in found:

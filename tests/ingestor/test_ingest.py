@@ -54,7 +54,7 @@ def test_listing_mode_gives_the_same_result_with_fewer_requests(
     per_file = Ingestor(LocalStore(tmp_path / "a"))
     per_file.ingest([FolderSource(pdf_folder, PDF)])
     per_file_again = Ingestor(LocalStore(tmp_path / "a")).ingest([FolderSource(pdf_folder, PDF)])
-    monkeypatch.setattr("bucketdigest.ingestor.ingest.LISTING_THRESHOLD", 1)
+    monkeypatch.setattr("bucketdigest.ingestor.known.LISTING_THRESHOLD", 1)
     listed = Ingestor(LocalStore(tmp_path / "b"))
     listed.ingest([FolderSource(pdf_folder, PDF)])
     listed_again = Ingestor(LocalStore(tmp_path / "b")).ingest([FolderSource(pdf_folder, PDF)])
