@@ -31,6 +31,7 @@ from bucketdigest.cli.runner import counts_toward_progress, local_results_path, 
 from bucketdigest.cli.wiring import MonitorDuty, OpenStore
 from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
 from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared.config import open_store
@@ -323,6 +324,46 @@ def run(
     render.run_summary(console, outcome, local_results_path(store), store.url)
     if outcome.failed or report.run.errors:
         sys.exit(1)
+
+
+@cli.command(name="ls")
+@store_options
+@click.option("--source", help="Only sources whose URL or path contains this text.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+@library_errors
+def ls_command(source: str | None, as_json: bool, **store: Any) -> None:
+    """List ingested files: source, path, document hash and state.
+
+    Example: bucketdigest ls --source rulebooks.git
+    """
+    entries = catalog(open_store(store_settings(**store), self_test=False), source)
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps({**json.loads(entry.record.to_json()), "state": entry.state}))
+    else:
+        render.catalog_table(Console(soft_wrap=True), entries)
+
+
+@cli.command()
+@click.argument("path_or_hash")
+@store_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder to unpack the result into.",
+)
+@library_errors
+def get(path_or_hash: str, output: Path, **store: Any) -> None:
+    """Download a document's result (by hash or ingested path) and unpack it.
+
+    Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
+    """
+    target = open_store(store_settings(**store), self_test=False)
+    digest = resolve(target, path_or_hash)
+    members = fetch_result(target, digest, output)
+    click.echo(f"{digest}: {len(members)} files in {output}")
 
 
 @cli.command()

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bucketdigest.cli.runner import RunOutcome
+from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.status import Status
 from bucketdigest.shared.records import IngestRun
 
@@ -60,6 +61,16 @@ def status_tables(console: Console, status: Status) -> None:
                 str(r.store_requests),
             )
         console.print(runs)
+
+
+def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:
+    table = Table(title=f"{len(entries)} ingested files")
+    for column in ("source", "path", "hash", "state"):
+        table.add_column(column, overflow="fold")
+    for entry in entries:
+        record = entry.record
+        table.add_row(record.source, record.path, record.digest[:12], entry.state)
+    console.print(table)
 
 
 def run_summary(console: Console, outcome: RunOutcome, results: Path | None, url: str) -> None:

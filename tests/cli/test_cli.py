@@ -78,3 +78,21 @@ def test_a_store_that_ignores_conditional_writes_is_refused(
     assert code == 1
     assert "does not enforce conditional writes" in output
     assert moto_bucket.removeprefix("s3://") in output
+
+
+def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Path) -> None:
+    bucket = str(tmp_path / "bucket")
+    code, _ = _invoke("run", str(pdf_folder), "--bucket", bucket, "--converter-mode", "legacy")
+    assert code == 0
+    code, output = _invoke("ls", "--bucket", bucket, "--json")
+    rows = [json.loads(line) for line in output.splitlines()]
+    assert sorted(r["path"] for r in rows) == ["alpha.pdf", "beta.pdf", "sub/gamma.pdf"]
+    assert {r["state"] for r in rows} == {"done"}
+    code, output = _invoke("get", "gamma.pdf", "--bucket", bucket, "-o", str(tmp_path / "g"))
+    assert code == 0, output
+    assert "Gamma rules" in (tmp_path / "g" / "document.md").read_text()
+    digest = next(r["digest"] for r in rows if r["path"] == "beta.pdf")
+    code, _ = _invoke("get", digest, "--bucket", bucket, "-o", str(tmp_path / "b"))
+    assert "Beta rules" in (tmp_path / "b" / "document.md").read_text()
+    code, output = _invoke("get", "nope.pdf", "--bucket", bucket, "-o", str(tmp_path / "n"))
+    assert code == 1 and "no registered file has this path" in output
