@@ -32,6 +32,7 @@ from bucketdigest.cli.wiring import MonitorDuty, OpenStore
 from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
+from bucketdigest.monitor.repair import reconcile, retry_failed
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared.config import open_store
@@ -219,23 +220,69 @@ def work(
     show_default=True,
     help="Seconds between passes.",
 )
+@click.option(
+    "--reconcile-every",
+    type=click.FloatRange(0),
+    default=3600,
+    show_default=True,
+    help="Seconds between consistency sweeps (0: every pass).",
+)
 @library_errors
-def monitor(once: bool, stale_after: float, max_attempts: int, every: float, **store: Any) -> None:
-    """Requeue expired claims; dead-letter jobs out of attempts.
+def monitor(
+    once: bool,
+    stale_after: float,
+    max_attempts: int,
+    every: float,
+    reconcile_every: float,
+    **store: Any,
+) -> None:
+    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left.
 
     Example: bucketdigest monitor --once
     """
     target = open_store(store_settings(**store))
     settings = MonitorSettings(stale_after=stale_after, max_attempts=max_attempts)
+    last_reconcile = None
     while True:
         report = sweep(target, settings)
-        click.echo(
+        line = (
             f"requeued {len(report.requeued)}, dead-lettered {len(report.dead_lettered)}, "
             f"finalized {len(report.finalized)}"
         )
+        if last_reconcile is None or time.monotonic() - last_reconcile >= reconcile_every:
+            repaired = reconcile(target)
+            last_reconcile = time.monotonic()
+            line += (
+                f"; consistency: enqueued {len(repaired.enqueued)}, "
+                f"cleaned {len(repaired.cleaned)}, scratch removed {len(repaired.scratch_removed)}"
+            )
+        click.echo(line)
         if once:
             return
         time.sleep(every)
+
+
+@cli.command()
+@click.argument("digests", nargs=-1)
+@store_options
+@click.option("--all-failed", is_flag=True, help="Retry every dead-lettered document.")
+@library_errors
+def retry(digests: tuple[str, ...], all_failed: bool, **store: Any) -> None:
+    """Put failed documents back in line with their attempts reset.
+
+    Example: bucketdigest retry --all-failed
+    """
+    if bool(digests) == all_failed:
+        raise click.UsageError("give HASH... or --all-failed (not both)")
+    try:
+        requeued = retry_failed(
+            open_store(store_settings(**store)), None if all_failed else list(digests)
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(f"requeued {len(requeued)} document(s)")
+    for digest in requeued:
+        click.echo(digest)
 
 
 @cli.command()
