@@ -1,0 +1,192 @@
+"""Crashes, pauses, shutdowns and store faults, with real worker OS processes: nothing is lost,
+nothing is done twice in a way anyone can see, and a zombie never touches a new owner's work."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Claim, Ticket
+from bucketdigest.shared.samples import make_pdf, make_samples
+from bucketdigest.shared.store import Store
+from tests.faultproxy import FaultProxy
+
+pytestmark = pytest.mark.slow
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+LAYOUT = (keys.RAW_PREFIX, keys.OUT_PREFIX, keys.REGISTRY_DOCS_PREFIX, keys.REGISTRY_RUNS_PREFIX)
+
+
+def _work(bucket: str, endpoint: str | None, *options: str) -> subprocess.Popen[str]:
+    target = ["--bucket", bucket, *(["--endpoint-url", endpoint] if endpoint else [])]
+    command = [*CLI, "work", *target, "--converter-mode", "legacy", *options]
+    return subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def _wait_for(condition, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.1)
+
+
+def _ingest(store: Store, folder: Path) -> dict[str, Path]:
+    Ingestor(store).ingest([FolderSource(folder, FileFilter())])
+    return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in folder.glob("*.pdf")}
+
+
+def _assert_all_settled(store: Store, expected: set[str]) -> None:
+    done = {keys.parse_out_key(i.key) for i in store.list(keys.OUT_PREFIX)}
+    failed = {keys.parse_queue_key(i.key)[1] for i in store.list(QueueState.FAILED.prefix)}
+    assert done | failed == expected
+    assert not done & failed
+    assert [i.key for i in store.list(QueueState.TODO.prefix)] == []
+    assert [i.key for i in store.list(QueueState.PROCESSING.prefix)] == []
+    strays = [i.key for i in store.list("") if not i.key.startswith(LAYOUT)]
+    assert all(k.startswith(keys.SELFTEST_PREFIX) for k in strays), strays
+
+
+def test_faults_in_a_tenth_of_store_requests_lose_nothing(
+    tmp_path: Path, moto_endpoint: str, moto_bucket: str
+) -> None:
+    make_samples(tmp_path / "pdfs", 12, pages=1)
+    with FaultProxy(moto_endpoint, rate=0.10, seed=7) as proxy:
+        store = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=proxy.url))
+        expected = _ingest(store, tmp_path / "pdfs")
+        workers = [
+            _work(moto_bucket, proxy.url, "--exit-when-idle", "--monitor-every", "2")
+            for _ in range(2)
+        ]
+        for worker in workers:
+            _, err = worker.communicate(timeout=600)
+            assert worker.returncode == 0, err
+        assert sum(proxy.injected.values()) >= 10, proxy.injected
+    clean = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint))
+    _assert_all_settled(clean, set(expected))
+    assert not list(clean.list(QueueState.FAILED.prefix))
+
+
+def test_chaos_killing_workers_at_random_loses_nothing(
+    tmp_path: Path, moto_endpoint: str, moto_bucket: str
+) -> None:
+    make_samples(tmp_path / "pdfs", 40, pages=2)
+    store = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint))
+    expected = set(_ingest(store, tmp_path / "pdfs"))
+    options = ("--lease-seconds", "3", "--monitor-every", "1", "--max-attempts", "10")
+    rng = random.Random(3)
+    workers = [_work(moto_bucket, moto_endpoint, *options) for _ in range(4)]
+    kills = 0
+    deadline = time.monotonic() + 400
+    try:
+        while (
+            sum(1 for _ in store.list(keys.OUT_PREFIX))
+            + sum(1 for _ in store.list(QueueState.FAILED.prefix))
+            < 40
+        ):
+            assert time.monotonic() < deadline, "the fleet did not finish"
+            time.sleep(rng.uniform(1.0, 2.5))
+            if kills < 8:
+                victim = rng.randrange(len(workers))
+                workers[victim].send_signal(signal.SIGKILL)
+                workers[victim].wait()
+                workers[victim] = _work(moto_bucket, moto_endpoint, *options)
+                kills += 1
+        _wait_for(lambda: not list(store.list(QueueState.PROCESSING.prefix)), timeout=60)
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            worker.wait(timeout=120)
+    assert kills == 8
+    _assert_all_settled(store, expected)
+    for digest in expected:
+        archive = zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(digest)).data))
+        assert "Rulebook" in archive.read("document.md").decode()
+
+
+def test_a_paused_zombie_abandons_its_job_and_touches_nothing_of_the_new_owner(
+    tmp_path: Path, moto_endpoint: str, moto_bucket: str
+) -> None:
+    make_pdf(tmp_path / "pdfs" / "long.pdf", title="Long", pages=60, seed=1)
+    store = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint))
+    (digest,) = _ingest(store, tmp_path / "pdfs")
+    processing = keys.queue_key(QueueState.PROCESSING, digest)
+    zombie = _work(
+        moto_bucket,
+        moto_endpoint,
+        "--max-jobs",
+        "1",
+        "--lease-seconds",
+        "2",
+        "--monitor-every",
+        "1000",
+    )
+    _wait_for(lambda: store.head(processing) is not None)
+    zombie_id = Claim.from_json(store.get(processing).data).worker_id
+    zombie.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(3)
+        monitor = subprocess.run(
+            [*CLI, "monitor", "--once", "--bucket", moto_bucket, "--endpoint-url", moto_endpoint],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "requeued 1" in monitor.stdout
+        assert (
+            Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data).attempt == 2
+        )
+        owner = _work(moto_bucket, moto_endpoint, "--exit-when-idle", "--lease-seconds", "30")
+        _, err = owner.communicate(timeout=300)
+        assert owner.returncode == 0, err
+        finished = store.get(keys.out_key(digest))
+    finally:
+        zombie.send_signal(signal.SIGCONT)
+    _, err = zombie.communicate(timeout=120)
+    assert zombie.returncode == 0, err
+    assert store.get(keys.out_key(digest)).etag == finished.etag
+    info = json.loads(zipfile.ZipFile(io.BytesIO(finished.data)).read("info.json"))
+    assert info["provenance"]["worker_id"] != zombie_id
+    assert info["provenance"]["attempt"] == 2
+    _assert_all_settled(store, {digest})
+
+
+@pytest.mark.parametrize(("grace", "ends_in"), [("0.5", "todo"), ("300", "out")])
+def test_sigterm_finishes_within_grace_or_hands_the_job_back(
+    tmp_path: Path, grace: str, ends_in: str
+) -> None:
+    make_pdf(tmp_path / "pdfs" / "long.pdf", title="Long", pages=40, seed=2)
+    bucket = str(tmp_path / "bucket")
+    store = open_store(StoreSettings(bucket=bucket))
+    (digest,) = _ingest(store, tmp_path / "pdfs")
+    worker = _work(bucket, None, "--grace", grace)
+    _wait_for(lambda: store.head(keys.queue_key(QueueState.PROCESSING, digest)) is not None)
+    time.sleep(0.5)
+    worker.send_signal(signal.SIGTERM)
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert store.head(keys.queue_key(QueueState.PROCESSING, digest)) is None
+    if ends_in == "todo":
+        ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data)
+        assert ticket.attempt == 1
+        assert store.head(keys.out_key(digest)) is None
+    else:
+        assert store.head(keys.out_key(digest)) is not None
+        assert store.head(keys.queue_key(QueueState.TODO, digest)) is None
