@@ -103,6 +103,9 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
     doc = _open(source, ext)
     try:
         metadata = {k: v for k, v in (doc.metadata or {}).items() if v}
+        textless = [
+            number for number, page in enumerate(doc, start=1) if not page.get_text().strip()
+        ]
         with contextlib.redirect_stdout(messages):
             chunks = pymupdf4llm.to_markdown(
                 doc,
@@ -125,8 +128,10 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
     problems = []
     if len(pages) != page_count:
         problems.append(f"converter returned {len(pages)} of {page_count} pages")
-    if not any(page.strip() for page in pages):
-        problems.append("no text found (image-only or empty pages)")
+    if textless:
+        listed = ", ".join(map(str, textless[:20])) + (", ..." if len(textless) > 20 else "")
+        count = f"{len(textless)} of {page_count} pages"
+        problems.append(f"{count} have no text layer (image-only or empty): {listed}")
     metadata["page_count"] = page_count
     return Conversion(
         pages=pages,

@@ -197,3 +197,47 @@ def test_a_claimed_job_whose_zip_exists_is_finalized_without_converting(
     assert summary.outcomes["already-done"] == 1
     assert store.get(keys.out_key(digest)).data == b"finished elsewhere"
     assert list(store.list("queue/")) == []
+
+
+def _zero_page_pdf(path: Path) -> Path:
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_odd_but_valid_documents_end_in_out_with_their_problems_noted(tmp_path: Path) -> None:
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    scanned = pymupdf.open()
+    page = scanned.new_page()
+    text_page = pymupdf.open(make_pdf(tmp_path / "src.pdf", title="Scan", pages=1, seed=4))[0]
+    page.insert_image(page.rect, pixmap=text_page.get_pixmap(dpi=50))
+    scanned.save(folder / "image-only.pdf")
+    huge = pymupdf.open()
+    huge.new_page(width=14400, height=14400).insert_text(
+        (100, 100), "A very large page", fontsize=200
+    )
+    huge.save(folder / "huge.pdf")
+    _zero_page_pdf(folder / "zero-pages.pdf")
+    store = LocalStore(tmp_path / "bucket")
+    digests = _ingest(store, folder)
+    Worker(store, _settings()).run()
+    image_only = json.loads(_zip(store, digests["image-only.pdf"]).read("info.json"))
+    assert image_only["problems"] == ["1 of 1 pages have no text layer (image-only or empty): 1"]
+    assert "A very large page" in _zip(store, digests["huge.pdf"]).read("document.md").decode()
+    failure = Failure.from_json(
+        store.get(keys.queue_key(QueueState.FAILED, digests["zero-pages.pdf"])).data
+    )
+    assert "no pages" in failure.error
