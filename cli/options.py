@@ -82,7 +82,14 @@ def worker_options(func: F) -> F:
                 "--max-memory",
                 type=click.IntRange(64),
                 default=None,
-                help="Memory cap of the converter process, in MiB.",
+                help="Address-space cap of the converter process, in MiB (layout mode needs about 1024).",,
+            ),
+            click.option(
+                "--jobs-per-child",
+                type=click.IntRange(1),
+                default=50,
+                show_default=True,
+                help="Replace the converter process after this many documents.",
             ),
             click.option(
                 "--max-attempts",
@@ -131,6 +138,7 @@ def worker_settings(
     lease_seconds: float,
     job_timeout: float,
     max_memory: int | None,
+    jobs_per_child: int,
     max_attempts: int,
     retry_delay: float,
     converter_mode: str,
@@ -150,6 +158,8 @@ def worker_settings(
         monitor_every=monitor_every,
         converter=ConverterOptions(mode=converter_mode),
         limits=SandboxLimits(
-            timeout=job_timeout, max_memory=max_memory << 20 if max_memory else None
+            timeout=job_timeout,
+            max_memory=max_memory << 20 if max_memory else None,
+            jobs_per_child=jobs_per_child,
         ),
     )

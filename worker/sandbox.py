@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import re
 import resource
 import signal
 import time
@@ -26,6 +27,7 @@ from bucketdigest.worker.convert import Conversion, ConverterOptions, convert
 log = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.2
+_OUT_OF_MEMORY = re.compile(r"bad_alloc|out of memory|cannot allocate memory", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,9 @@ def _child_main(conn: Connection, options: ConverterOptions, max_memory: int | N
         except MemoryError:
             conn.send(("memory", "", traceback.format_exc()))
         except Exception as exc:
-            conn.send(("error", str(exc) or type(exc).__name__, traceback.format_exc()))
+            message = str(exc) or type(exc).__name__
+            kind = "memory" if max_memory and _OUT_OF_MEMORY.search(message) else "error"
+            conn.send((kind, message, traceback.format_exc()))
 
 
 class ConverterSandbox:

@@ -18,6 +18,7 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
+from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.samples import make_pdf
@@ -241,3 +242,10 @@ def test_odd_but_valid_documents_end_in_out_with_their_problems_noted(tmp_path: 
         store.get(keys.queue_key(QueueState.FAILED, digests["zero-pages.pdf"])).data
     )
     assert "no pages" in failure.error
+
+
+def test_a_memory_cap_fails_the_document_with_that_reason(tmp_path: Path, pdf_folder: Path) -> None:
+    sandbox = ConverterSandbox(ConverterOptions(mode="layout"), SandboxLimits(max_memory=400 << 20))
+    with pytest.raises(DigestError, match="exceeded memory limit 400 MiB"):
+        sandbox.convert(pdf_folder / "beta.pdf", "pdf", tmp_path / "work")
+    sandbox.close()
