@@ -82,7 +82,7 @@ def worker_options(func: F) -> F:
                 "--max-memory",
                 type=click.IntRange(64),
                 default=None,
-                help="Address-space cap of the converter process, in MiB (layout mode needs about 1024).",,
+                help="Address-space cap of the converter process, in MiB (layout needs ~1024).",
             ),
             click.option(
                 "--jobs-per-child",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets
+from collections import deque
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -78,28 +79,56 @@ def try_claim(store: Store, digest: str, worker_id: str, lease_seconds: float) -
     return ClaimResult(Job(claim=claim, etag=etag))
 
 
-def claim_next(
-    store: Store, worker_id: str, lease_seconds: float, rng: random.Random | None = None
-) -> ClaimResult:
-    """Claim one job from ``queue/todo/``, starting the scan at a random hash."""
-    rng = rng or random.Random()
-    start = keys.queue_key(QueueState.TODO, f"{rng.getrandbits(256):064x}")
-    deferred = False
-    seen: set[str] = set()
-    for start_after in (start, ""):
-        for info in store.list(
-            QueueState.TODO.prefix, start_after=start_after, limit=CANDIDATES_PER_LIST
-        ):
-            if info.key in seen:
-                continue
-            seen.add(info.key)
-            try:
-                _, digest = keys.parse_queue_key(info.key)
-            except ValueError:
-                log.warning("ignoring a foreign object in the queue: %s", info.key)
-                continue
-            result = try_claim(store, digest, worker_id, lease_seconds)
+class Claimer:
+    """Claims jobs for one worker. A LIST yields up to ``CANDIDATES_PER_LIST`` candidates; the
+    ones not tried yet are tried first next time, so a long queue costs about one LIST per
+    sixteen claims."""
+
+    def __init__(
+        self, store: Store, worker_id: str, lease_seconds: float, rng: random.Random | None = None
+    ) -> None:
+        self.store = store
+        self.worker_id = worker_id
+        self.lease_seconds = lease_seconds
+        self.rng = rng or random.Random()
+        self._pending: deque[str] = deque()
+
+    def _listing(self) -> list[str]:
+        """Up to ``CANDIDATES_PER_LIST`` queue keys from a random point of the hash space,
+        wrapping around to the start (a second LIST) only when the first comes back short."""
+        start = keys.queue_key(QueueState.TODO, f"{self.rng.getrandbits(256):064x}")
+        prefix = QueueState.TODO.prefix
+        found = [i.key for i in self.store.list(prefix, start, limit=CANDIDATES_PER_LIST)]
+        if len(found) < CANDIDATES_PER_LIST:
+            wrapped = self.store.list(prefix, limit=CANDIDATES_PER_LIST - len(found))
+            found += [i.key for i in wrapped if i.key <= start]
+        return found
+
+    def _try(self, key: str) -> ClaimResult:
+        try:
+            _, digest = keys.parse_queue_key(key)
+        except ValueError:
+            log.warning("ignoring a foreign object in the queue: %s", key)
+            return ClaimResult(None)
+        return try_claim(self.store, digest, self.worker_id, self.lease_seconds)
+
+    def next(self) -> ClaimResult:
+        """Claim one job, or report that none is claimable (and whether some are waiting)."""
+        while self._pending:
+            result = self._try(self._pending.popleft())
             if result.job is not None:
                 return result
+        deferred = False
+        candidates = deque(self._listing())
+        while candidates:
+            result = self._try(candidates.popleft())
+            if result.job is not None:
+                self._pending = candidates
+                return result
             deferred = deferred or result.deferred
-    return ClaimResult(None, deferred=deferred)
+        return ClaimResult(None, deferred=deferred)
+
+
+def claim_next(store: Store, worker_id: str, lease_seconds: float) -> ClaimResult:
+    """Claim one job from ``queue/todo/`` (a one-off :class:`Claimer`)."""
+    return Claimer(store, worker_id, lease_seconds).next()

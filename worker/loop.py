@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.claim import claim_next
+from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.convert import ConverterOptions
 from bucketdigest.worker.job import JobContext, JobResult, run_job
 from bucketdigest.worker.sandbox import ConverterSandbox, SandboxLimits
@@ -129,6 +129,7 @@ class Worker:
 
     def _loop(self, ctx: JobContext, summary: WorkerSummary) -> str:
         jobs = 0
+        claimer = Claimer(self.store, self.worker_id, self.settings.lease_seconds)
         while True:
             if self.stop_requested.is_set():
                 return "stop requested"
@@ -136,7 +137,7 @@ class Worker:
                 return f"reached --max-jobs {self.settings.max_jobs}"
             self._run_monitor_duty()
             try:
-                found = claim_next(self.store, self.worker_id, self.settings.lease_seconds)
+                found = claimer.next()
             except Exception:
                 log.exception("could not claim a job; trying again later")
                 self.stop_requested.wait(self.settings.idle_sleep)

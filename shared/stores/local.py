@@ -19,6 +19,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -54,6 +55,15 @@ class LocalStore:
         self._internal = self.root / INTERNAL_DIR
         (self._internal / "tmp").mkdir(parents=True, exist_ok=True)
         (self._internal / "locks").mkdir(exist_ok=True)
+        self._remove_stale_staging()
+
+    def _remove_stale_staging(self) -> None:
+        """Staged files older than an hour were left by a killed process: remove them."""
+        cutoff = time.time() - 3600
+        for staged in (self._internal / "tmp").iterdir():
+            with contextlib.suppress(FileNotFoundError):
+                if staged.stat().st_mtime < cutoff:
+                    staged.unlink()
 
     def _path(self, key: str) -> Path:
         parts = key.split("/")
