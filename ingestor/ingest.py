@@ -117,6 +117,7 @@ class Ingestor:
     ) -> tuple[str, int, str]:
         """Make sure the bucket has the document; returns (digest, size, state)."""
         ext = keys.normalize_ext(candidate.ext)
+        fresh = False
         if candidate.digest is not None and candidate.size is not None:
             digest, size = candidate.digest, candidate.size
             if known.done(digest):
@@ -126,7 +127,7 @@ class Ingestor:
                 with candidate.materialize() as path:
                     if candidate.downloads:
                         tally.bytes_downloaded += size
-                    self._upload(known, digest, ext, size, path, tally)
+                    fresh = self._upload(known, digest, ext, size, path, tally)
         else:
             with candidate.materialize() as path:
                 digest, size = sha256_file(path)
@@ -134,13 +135,23 @@ class Ingestor:
                     tally.already_done += 1
                     return digest, size, "done"
                 if not known.has_raw(digest, ext):
-                    self._upload(known, digest, ext, size, path, tally)
-        return digest, size, self._enqueue(known, digest, ext, size, candidate.relative, tally)
+                    fresh = self._upload(known, digest, ext, size, path, tally)
+        state = self._enqueue(known, digest, ext, size, candidate.relative, tally, fresh)
+        return digest, size, state
 
     def _enqueue(
-        self, known: KnownObjects, digest: str, ext: str, size: int, name: str, tally: _Tally
+        self,
+        known: KnownObjects,
+        digest: str,
+        ext: str,
+        size: int,
+        name: str,
+        tally: _Tally,
+        fresh: bool,
     ) -> str:
-        queued = known.queue_state(digest)
+        """Queue the document unless it is queued, processing or dead-lettered. A source this
+        run just created cannot have a marker yet, so it skips the look-up."""
+        queued = None if fresh else known.queue_state(digest)
         if queued is QueueState.FAILED:
             return "failed"
         if queued is not None:
