@@ -37,7 +37,6 @@ from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import BucketdigestError
-from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
@@ -426,6 +425,8 @@ def samples(folder: Path, count: int, pages: int) -> None:
 
     Example: bucketdigest samples ./pdfs --count 20
     """
+    from bucketdigest.shared.samples import make_samples  # loads PyMuPDF: only when asked
+
     for path in make_samples(folder, count, pages):
         click.echo(str(path))
 

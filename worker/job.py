@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.clock import format_time
@@ -85,7 +86,9 @@ def _ended(ticket: Ticket, job: Job, ctx: JobContext, outcome: str, error: str =
     return replace(ticket, history=(*ticket.history, attempt))
 
 
-def _info(job: Job, conversion_info: dict, ctx: JobContext, timings: dict) -> dict:
+def _info(
+    job: Job, conversion_info: dict[str, Any], ctx: JobContext, timings: dict[str, float]
+) -> dict[str, Any]:
     ticket = job.claim.ticket
     return {
         "digest": ticket.digest,

@@ -116,6 +116,7 @@ class Worker:
         )
         log.info("worker %s started on %s", self.worker_id, self.store.url)
         try:
+            sandbox.start()
             summary.exit_reason = self._loop(ctx, summary)
         finally:
             sandbox.close()

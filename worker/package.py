@@ -15,6 +15,8 @@ from typing import Any
 from bucketdigest.worker.convert import Conversion
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+_COMPRESSED = (".png", ".jpg", ".jpeg")
+"""Stored as they are: deflating them again costs CPU and saves nothing."""
 
 DOCUMENT = "document.md"
 INFO = "info.json"
@@ -27,7 +29,8 @@ def page_member(number: int) -> str:
 
 def _member(name: str, data: bytes) -> tuple[zipfile.ZipInfo, bytes]:
     info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
-    info.compress_type = zipfile.ZIP_DEFLATED
+    compressed = name.lower().endswith(_COMPRESSED)
+    info.compress_type = zipfile.ZIP_STORED if compressed else zipfile.ZIP_DEFLATED
     info.external_attr = 0o644 << 16
     return info, data
 

@@ -22,7 +22,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
-from bucketdigest.worker.convert import Conversion, ConverterOptions, convert
+from bucketdigest.worker.convert import Conversion, ConverterOptions
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,8 @@ def _child_main(conn: Connection, options: ConverterOptions, max_memory: int | N
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from bucketdigest.worker.pdf import convert  # PyMuPDF is loaded in this process only
+
     while True:
         try:
             source, ext, workdir = conn.recv()
@@ -81,6 +83,10 @@ class ConverterSandbox:
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
         self._jobs = 0
+
+    def start(self) -> None:
+        """Start the converter process now, so its start-up overlaps the first claim."""
+        self._start()
 
     def _start(self) -> tuple[BaseProcess, Connection]:
         if self._process is None or self._conn is None or not self._process.is_alive():

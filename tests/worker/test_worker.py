@@ -236,7 +236,7 @@ def test_odd_but_valid_documents_end_in_out_with_their_problems_noted(tmp_path: 
     digests = _ingest(store, folder)
     Worker(store, _settings()).run()
     image_only = json.loads(_zip(store, digests["image-only.pdf"]).read("info.json"))
-    assert image_only["problems"] == ["1 of 1 pages have no text layer (image-only or empty): 1"]
+    assert image_only["problems"] == ["1 of 1 pages yielded no text (image-only or empty): 1"]
     assert "A very large page" in _zip(store, digests["huge.pdf"]).read("document.md").decode()
     failure = Failure.from_json(
         store.get(keys.queue_key(QueueState.FAILED, digests["zero-pages.pdf"])).data
