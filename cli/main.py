@@ -26,7 +26,13 @@ from rich.progress import (
 )
 
 from bucketdigest.cli import render
-from bucketdigest.cli.options import store_options, store_settings, worker_options, worker_settings
+from bucketdigest.cli.options import (
+    max_attempts_option,
+    store_options,
+    store_settings,
+    worker_options,
+    worker_settings,
+)
 from bucketdigest.cli.runner import counts_toward_progress, local_results_path, run_to_completion
 from bucketdigest.cli.wiring import MonitorDuty, OpenStore
 from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
@@ -205,13 +211,7 @@ def work(
     show_default=True,
     help="Upper bound on any lease, in seconds.",
 )
-@click.option(
-    "--max-attempts",
-    type=click.IntRange(1),
-    default=3,
-    show_default=True,
-    help="Attempts before a document is dead-lettered.",
-)
+@max_attempts_option
 @click.option(
     "--every",
     type=click.FloatRange(1),

@@ -15,6 +15,15 @@ from bucketdigest.worker.sandbox import SandboxLimits
 F = Callable[..., Any]
 
 
+max_attempts_option = click.option(
+    "--max-attempts",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Attempts before a document is dead-lettered.",
+)
+
+
 def store_options(func: F) -> F:
     """--bucket, --endpoint-url, --region, --path-style."""
     for option in reversed(
@@ -91,13 +100,7 @@ def worker_options(func: F) -> F:
                 show_default=True,
                 help="Replace the converter process after this many documents.",
             ),
-            click.option(
-                "--max-attempts",
-                type=click.IntRange(1),
-                default=3,
-                show_default=True,
-                help="Attempts before a document is dead-lettered.",
-            ),
+            max_attempts_option,
             click.option(
                 "--retry-delay",
                 type=click.FloatRange(0),
