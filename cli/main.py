@@ -336,10 +336,7 @@ def run(
     """
     opener = OpenStore(store_settings(bucket, endpoint_url, region, path_style))
     store = opener()
-    report = _ingest(store, sources, _filter(ext, include, exclude), ref, cache_dir)
-    render.ingest_summary(console, report.run)
     settings = worker_settings(**options)
-    todo = sum(1 for f in report.files if f.state != "done")
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -349,8 +346,16 @@ def run(
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=False) as progress:
-        task = progress.add_task("documents", total=todo, pages=0, rate="-")
+        task = progress.add_task("documents", total=None, pages=0, rate="-")
         started = progress.get_time()
+
+        def ingest() -> IngestReport:
+            return _ingest(store, sources, _filter(ext, include, exclude), ref, cache_dir)
+
+        def on_ingested(report: IngestReport) -> None:
+            render.ingest_summary(progress.console, report.run)
+            todo = sum(1 for f in report.files if f.state != "done")
+            progress.update(task, total=todo)
 
         def on_result(result: JobResult) -> None:
             fields = progress.tasks[task].fields
@@ -366,7 +371,9 @@ def run(
                 reason = result.error.splitlines()[0] if result.error else ""
                 progress.console.print(f"[red]{result.outcome.value}[/red] {result.name}: {reason}")
 
-        outcome = run_to_completion(store, opener, report, workers, settings, on_result)
+        report, outcome = run_to_completion(
+            store, opener, ingest, workers, settings, on_ingested, on_result
+        )
     render.run_summary(console, outcome, local_results_path(store), store.url)
     if outcome.failed or report.run.errors:
         sys.exit(1)

@@ -7,6 +7,8 @@ import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
 from pathlib import Path
 
 from bucketdigest.cli.wiring import MonitorDuty, OpenStore
@@ -18,7 +20,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import WorkerSettings
-from bucketdigest.worker.pool import result_queue, start_workers
+from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 
 POLL_SECONDS = 0.5
 
@@ -43,44 +45,83 @@ def _settle(store: Store, pending: set[str], outcome: RunOutcome, names: dict[st
             pending.discard(digest)
 
 
+def _drain(
+    processes: list[BaseProcess],
+    results: Queue[JobResult],
+    outcome: RunOutcome,
+    on_result: Callable[[JobResult], None],
+) -> None:
+    """Pass on every result until the worker processes have exited."""
+    while any(p.is_alive() for p in processes) or not results.empty():
+        try:
+            result = results.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            continue
+        outcome.pages += result.pages
+        on_result(result)
+    for process in processes:
+        process.join()
+
+
 def run_to_completion(
     store: Store,
     open_store: OpenStore,
-    report: IngestReport,
+    ingest: Callable[[], IngestReport],
     workers: int,
     settings: WorkerSettings,
+    on_ingested: Callable[[IngestReport], None],
     on_result: Callable[[JobResult], None],
-) -> RunOutcome:
-    """Run ``workers`` local worker processes until every document of ``report`` is done or
-    dead-lettered; documents held by workers elsewhere are waited for."""
-    names = {f.digest: f.path for f in report.files}
-    outcome = RunOutcome()
-    pending = {f.digest for f in report.files if f.state != "done"}
-    outcome.done |= {f.digest for f in report.files if f.state == "done"}
+) -> tuple[IngestReport, RunOutcome]:
+    """Start ``workers`` local worker processes, ingest meanwhile (the workers take documents as
+    they are queued, and may only leave when idle once ingest is over), then keep workers
+    running until every document ingested is done or dead-lettered; documents held by workers
+    elsewhere are waited for."""
     monitor = MonitorSettings(
         stale_after=max(settings.lease_seconds * 4, 600), max_attempts=settings.max_attempts
     )
     settings = replace(settings, exit_when_idle=True)
-    while pending:
-        results = result_queue()
-        processes = start_workers(
-            workers, open_store, settings, results=results, monitor_duty=MonitorDuty(monitor)
-        )
-        while any(p.is_alive() for p in processes) or not results.empty():
-            try:
-                result: JobResult = results.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                continue
-            outcome.pages += result.pages
-            on_result(result)
+    results: Queue[JobResult] = result_queue()
+    ingested = ingest_event()
+    processes = start_workers(
+        workers,
+        open_store,
+        settings,
+        results=results,
+        monitor_duty=MonitorDuty(monitor),
+        may_leave=ingested,
+    )
+    try:
+        report = ingest()
+    except BaseException:
+        for process in processes:
+            process.terminate()  # SIGTERM: they hand back whatever they hold, then exit
         for process in processes:
             process.join()
+        raise
+    finally:
+        ingested.set()
+    on_ingested(report)
+    names = {f.digest: f.path for f in report.files}
+    outcome = RunOutcome()
+    pending = {f.digest for f in report.files if f.state != "done"}
+    outcome.done |= {f.digest for f in report.files if f.state == "done"}
+    _drain(processes, results, outcome, on_result)
+    _settle(store, pending, outcome, names)
+    while pending:
+        sweep(store, monitor)
+        if not any(store.head(keys.queue_key(QueueState.TODO, d)) for d in pending):
+            time.sleep(min(5.0, settings.lease_seconds / 4))
+        processes = start_workers(
+            workers,
+            open_store,
+            settings,
+            results=results,
+            monitor_duty=MonitorDuty(monitor),
+            may_leave=ingested,
+        )
+        _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
-        if pending:
-            sweep(store, monitor)
-            if not any(store.head(keys.queue_key(QueueState.TODO, d)) for d in pending):
-                time.sleep(min(5.0, settings.lease_seconds / 4))
-    return outcome
+    return report, outcome
 
 
 def counts_toward_progress(result: JobResult) -> bool:

@@ -64,12 +64,14 @@ class Worker:
         worker_id: str | None = None,
         on_result: Callable[[JobResult], None] | None = None,
         monitor_duty: Callable[[], int] | None = None,
+        may_leave: Callable[[], bool] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.worker_id = worker_id or new_worker_id()
         self.on_result = on_result
         self.monitor_duty = monitor_duty
+        self.may_leave = may_leave
         self.stop_requested = threading.Event()
         self._stop_at: float | None = None
         self._last_monitor = 0.0
@@ -144,11 +146,12 @@ class Worker:
                 self.stop_requested.wait(self.settings.idle_sleep)
                 continue
             if found.job is None:
-                if self.settings.exit_when_idle and not found.deferred:
+                leaving = self.may_leave is None or self.may_leave()
+                if self.settings.exit_when_idle and not found.deferred and leaving:
                     if self._run_monitor_duty(force=True) == 0:
                         return "idle: no job left to claim"
                     continue
-                self.stop_requested.wait(self.settings.idle_sleep)
+                self.stop_requested.wait(self.settings.idle_sleep if leaving else 0.2)
                 continue
             jobs += 1
             try:

@@ -8,6 +8,7 @@ import signal
 from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Event as EventType
 from typing import Any
 
 from bucketdigest.shared.store import Store
@@ -24,6 +25,7 @@ def _worker_main(
     settings: WorkerSettings,
     results: Queue | None,
     monitor_duty: MonitorFactory | None,
+    may_leave: EventType | None,
     log_level: int,
 ) -> None:
     logging.basicConfig(
@@ -35,6 +37,7 @@ def _worker_main(
         settings,
         on_result=results.put if results is not None else None,
         monitor_duty=monitor_duty(store) if monitor_duty is not None else None,
+        may_leave=may_leave.is_set if may_leave is not None else None,
     )
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: worker.request_stop())
@@ -48,20 +51,33 @@ def start_workers(
     *,
     results: Queue | None = None,
     monitor_duty: MonitorFactory | None = None,
+    may_leave: EventType | None = None,
 ) -> list[BaseProcess]:
     """Start ``count`` worker processes (spawned: nothing inherited but the arguments, which
-    must be picklable)."""
+    must be picklable). With ``may_leave``, idle workers exit only once it is set."""
     context = multiprocessing.get_context("spawn")
     processes = []
     for index in range(count):
         process = context.Process(
             target=_worker_main,
-            args=(open_store, settings, results, monitor_duty, logging.getLogger().level),
+            args=(
+                open_store,
+                settings,
+                results,
+                monitor_duty,
+                may_leave,
+                logging.getLogger().level,
+            ),
             name=f"worker-{index + 1}",
         )
         process.start()
         processes.append(process)
     return processes
+
+
+def ingest_event() -> EventType:
+    """An event worker processes can wait for (set when ingest is over)."""
+    return multiprocessing.get_context("spawn").Event()
 
 
 def result_queue() -> Queue[Any]:
