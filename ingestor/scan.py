@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared.errors import SourceError
+from bucketdigest.shared.records import FileError
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,10 @@ class LocalFile:
         return self.relative.rsplit(".", 1)[-1].lower()
 
 
-def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile]:
-    """Files under ``root`` (or ``root`` itself) that pass ``file_filter``, in sorted order.
-    Symlinked folders are followed once each, so loops end."""
+def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile | FileError]:
+    """Files under ``root`` (or ``root`` itself) that pass ``file_filter``, in sorted order,
+    and an error for each accepted name that is not a readable regular file (a broken
+    symbolic link, a FIFO...). Symlinked folders are followed once each, so loops end."""
     if root.is_file():
         if file_filter.accepts(root.name):
             yield LocalFile(root, root.name)
@@ -62,5 +64,11 @@ def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile]:
         for name in sorted(filenames):
             path = base / name
             relative = path.relative_to(root).as_posix()
-            if file_filter.accepts(relative) and path.is_file():
+            if not file_filter.accepts(relative):
+                continue
+            if path.is_file():
                 yield LocalFile(path, relative)
+            elif path.is_symlink() and not path.exists():
+                yield FileError(path=relative, reason="broken symbolic link")
+            else:
+                yield FileError(path=relative, reason="not a regular file")

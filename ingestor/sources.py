@@ -62,6 +62,9 @@ class FolderSource:
 
     def candidates(self) -> Iterator[Candidate | FileError]:
         for item in scan_folder(self.root, self.file_filter):
+            if isinstance(item, FileError):
+                yield item
+                continue
             yield Candidate(
                 source=self.name,
                 relative=item.relative,

@@ -50,28 +50,40 @@ def _format_bytes(count: int) -> str:
     return f"{count} bytes"
 
 
+def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]:
+    """The answer for a conversion that raised: ("memory" | "error", message, traceback)."""
+    message = str(exc) or type(exc).__name__
+    out_of_memory = isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(message)
+    return ("memory" if max_memory and out_of_memory else "error", message, traceback.format_exc())
+
+
 def _child_main(conn: Connection, options: ConverterOptions, max_memory: int | None) -> None:
-    """Loop in the child: receive (source, ext, workdir), answer ("ok", Conversion) or an error."""
+    """Loop in the child: receive (source, ext, workdir), answer ("ok", Conversion) or an error.
+    If the converter cannot even be loaded (a memory cap too small for it), every job gets that
+    error as its answer."""
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from bucketdigest.worker.pdf import convert  # PyMuPDF is loaded in this process only
-
+    try:
+        from bucketdigest.worker.pdf import convert  # PyMuPDF is loaded in this process only
+    except Exception as exc:
+        unusable = _failure(exc, max_memory)
+    else:
+        unusable = None
     while True:
         try:
             source, ext, workdir = conn.recv()
         except EOFError:
             return
+        if unusable is not None:
+            conn.send(unusable)
+            continue
         try:
             conn.send(("ok", convert(source, ext, workdir, options)))
         except PermanentDigestError as exc:
             conn.send(("permanent", str(exc), traceback.format_exc()))
-        except MemoryError:
-            conn.send(("memory", "", traceback.format_exc()))
         except Exception as exc:
-            message = str(exc) or type(exc).__name__
-            kind = "memory" if max_memory and _OUT_OF_MEMORY.search(message) else "error"
-            conn.send((kind, message, traceback.format_exc()))
+            conn.send(_failure(exc, max_memory))
 
 
 class ConverterSandbox:

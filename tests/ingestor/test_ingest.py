@@ -92,13 +92,28 @@ def test_unreadable_files_are_reported_by_name_and_the_rest_proceed(
     assert "no such file, folder or repository" in report.run.errors[0].reason
 
 
+def test_a_broken_link_is_reported_by_name_and_the_rest_proceed(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    (pdf_folder / "moved.pdf").symlink_to(tmp_path / "gone.pdf")
+    report = Ingestor(LocalStore(tmp_path / "s")).ingest([FolderSource(pdf_folder, PDF)])
+    assert [(e.path, e.reason) for e in report.run.errors] == [
+        ("moved.pdf", "broken symbolic link")
+    ]
+    assert report.run.queued == 3 and report.run.discovered == 4
+
+
 def test_scan_filters_by_extension_include_and_exclude(pdf_folder: Path) -> None:
     (pdf_folder / "notes.txt").write_text("x")
-    names = lambda f: [i.relative for i in scan_folder(pdf_folder, f)]  # noqa: E731
-    assert names(PDF) == ["alpha.pdf", "beta.pdf", "sub/gamma.pdf"]
-    assert names(FileFilter(include=("sub/*",))) == ["sub/gamma.pdf"]
-    assert names(FileFilter(exclude=("*/gamma.pdf", "beta*"))) == ["alpha.pdf"]
-    assert names(FileFilter(exts=frozenset({"txt"}))) == ["notes.txt"]
+    names = lambda f: [i.path for i in scan_folder(pdf_folder, f)]  # noqa: E731
+    assert names(PDF) == [
+        pdf_folder / "alpha.pdf",
+        pdf_folder / "beta.pdf",
+        pdf_folder / "sub/gamma.pdf",
+    ]
+    assert names(FileFilter(include=("sub/*",))) == [pdf_folder / "sub/gamma.pdf"]
+    assert names(FileFilter(exclude=("*/gamma.pdf", "beta*"))) == [pdf_folder / "alpha.pdf"]
+    assert names(FileFilter(exts=frozenset({"txt"}))) == [pdf_folder / "notes.txt"]
 
 
 def test_scan_survives_symlink_loops(pdf_folder: Path) -> None:
