@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -46,7 +45,7 @@ from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
-from bucketdigest.worker.pool import start_workers
+from bucketdigest.worker.pool import run_until_signalled, start_workers
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -184,10 +183,7 @@ def work(
     duty = MonitorDuty(MonitorSettings(max_attempts=settings.max_attempts))
     if workers == 1:
         store = opener()
-        worker = Worker(store, settings, monitor_duty=duty(store))
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: worker.request_stop())
-        summary = worker.run()
+        summary = run_until_signalled(Worker(store, settings, monitor_duty=duty(store)))
         console.print(
             f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}"
         )

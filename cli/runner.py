@@ -3,6 +3,7 @@ failed, reporting progress. Wires the ingestor, the workers and the monitor toge
 
 from __future__ import annotations
 
+import functools
 import queue
 import time
 from collections.abc import Callable
@@ -82,7 +83,8 @@ def run_to_completion(
     settings = replace(settings, exit_when_idle=True)
     results: Queue[JobResult] = result_queue()
     ingested = ingest_event()
-    processes = start_workers(
+    launch = functools.partial(
+        start_workers,
         workers,
         open_store,
         settings,
@@ -90,6 +92,7 @@ def run_to_completion(
         monitor_duty=MonitorDuty(monitor),
         may_leave=ingested,
     )
+    processes = launch()
     try:
         report = ingest()
     except BaseException:
@@ -111,14 +114,7 @@ def run_to_completion(
         sweep(store, monitor)
         if not any(store.head(keys.queue_key(QueueState.TODO, d)) for d in pending):
             time.sleep(min(5.0, settings.lease_seconds / 4))
-        processes = start_workers(
-            workers,
-            open_store,
-            settings,
-            results=results,
-            monitor_duty=MonitorDuty(monitor),
-            may_leave=ingested,
-        )
+        processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
     return report, outcome

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,24 @@ def moto_bucket(moto_endpoint: str) -> str:
     name = f"bd-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
     return f"s3://{name}/data"
+
+
+@pytest.fixture
+def atomic_moto_puts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto checks If-None-Match and then stores the object as two steps, so under heavy load
+    two racers can both pass the check (../shared/FACTS.md); S3 itself is atomic. Tests that
+    assert moto's exclusivity make its PUT handler atomic; the protocol itself never relies on
+    it (duplicate execution is harmless)."""
+    from moto.s3.responses import S3Response
+
+    lock = threading.Lock()
+    original = S3Response.put_object
+
+    def put_object(self: S3Response) -> object:
+        with lock:
+            return original(self)
+
+    monkeypatch.setattr(S3Response, "put_object", put_object)
 
 
 @pytest.fixture(params=["local", "moto-inprocess", "moto-server"])

@@ -83,6 +83,7 @@ def _race(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("atomic_moto_puts")
 def test_many_workers_racing_for_one_job_yield_exactly_one_owner(
     tmp_path: Path, moto_endpoint: str, moto_bucket: str
 ) -> None:

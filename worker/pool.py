@@ -12,7 +12,7 @@ from multiprocessing.synchronize import Event as EventType
 from typing import Any
 
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +39,14 @@ def _worker_main(
         monitor_duty=monitor_duty(store) if monitor_duty is not None else None,
         may_leave=may_leave.is_set if may_leave is not None else None,
     )
+    run_until_signalled(worker)
+
+
+def run_until_signalled(worker: Worker) -> WorkerSummary:
+    """Run ``worker`` in this process; SIGTERM and SIGINT ask it to stop (see ``--grace``)."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: worker.request_stop())
-    worker.run()
+    return worker.run()
 
 
 def start_workers(
