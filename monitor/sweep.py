@@ -19,6 +19,7 @@ from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Attempt, Claim, Failure
 from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.tickets import rebuild_ticket
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def _requeue_claim(
     try:
         claim = Claim.from_json(marker.data)
     except CorruptRecord as exc:
-        log.error("leaving %s alone: %s", info.key, exc)
+        _replace_damaged_claim(store, info, marker.etag, settings, report, exc)
         return
     now = store.now()
     if not lease_expired(claim, info, now, settings.stale_after):
@@ -112,6 +113,30 @@ def _requeue_claim(
             claim.worker_id,
             "requeued" if target is report.requeued else "out of attempts",
         )
+
+
+def _replace_damaged_claim(
+    store: Store,
+    info: ObjectInfo,
+    etag: str,
+    settings: MonitorSettings,
+    report: SweepReport,
+    exc: CorruptRecord,
+) -> None:
+    """A processing marker that cannot be read cannot be renewed either: after ``stale_after``
+    it is replaced by a todo ticket rebuilt from the source."""
+    if store.now() <= info.last_modified + timedelta(seconds=settings.stale_after):
+        return
+    _, digest = keys.parse_queue_key(info.key)
+    log.error("%s: %s; requeueing from the stored source", info.key, exc)
+    if _finalize_if_done(store, digest):
+        report.finalized.append(digest)
+        return
+    ticket = rebuild_ticket(store, digest)
+    if ticket is not None:
+        store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
+    if store.delete(info.key, if_match=etag) and ticket is not None:
+        report.requeued.append(digest)
 
 
 def sweep(store: Store, settings: MonitorSettings) -> SweepReport:

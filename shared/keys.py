@@ -64,6 +64,11 @@ def raw_key(digest: str, ext: str) -> str:
     return f"{RAW_PREFIX}{check_hash(digest)}.{normalize_ext(ext)}"
 
 
+def raw_prefix(digest: str) -> str:
+    """``store/raw/<hash>.``: lists a document's source whatever its extension."""
+    return f"{RAW_PREFIX}{check_hash(digest)}."
+
+
 def parse_raw_key(key: str) -> tuple[str, str]:
     """``store/raw/<hash>.<ext>`` → ``(hash, ext)``."""
     if not key.startswith(RAW_PREFIX):

@@ -19,6 +19,7 @@ from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim, Ticket
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.tickets import rebuild_ticket
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,13 @@ def try_claim(store: Store, digest: str, worker_id: str, lease_seconds: float) -
     except NotFound:
         return ClaimResult(None)
     except CorruptRecord as exc:
-        log.error("skipping %s: %s", todo, exc)
-        return ClaimResult(None)
+        log.error("%s: %s; rebuilding the ticket from the stored source", todo, exc)
+        rebuilt = rebuild_ticket(store, digest)
+        if rebuilt is None:
+            log.error("%s: no source in the store either; removing the marker", todo)
+            store.delete(todo)
+            return ClaimResult(None)
+        ticket = rebuilt
     if ticket.not_before is not None and ticket.not_before > store.now():
         return ClaimResult(None, deferred=True)
     claim = new_claim(ticket, worker_id, store, lease_seconds)

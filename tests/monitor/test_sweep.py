@@ -97,3 +97,18 @@ def test_status_counts_each_state(tmp_path: Path, pdf_folder: Path) -> None:
     status = collect_status(store)
     assert status.counts == {"todo": 2, "processing": 1, "failed": 0, "done": 0}
     assert status.runs[0].queued == 3
+
+
+def test_a_damaged_claim_is_requeued_from_the_source_after_stale_after(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = LocalStore(tmp_path / "b")
+    digest = _claimed(store, pdf_folder, lease=60)
+    processing = keys.queue_key(QueueState.PROCESSING, digest)
+    store.put(processing, b"not json")
+    assert sweep(store, MonitorSettings(stale_after=600)).changed == 0
+    _age(store, processing, 601)
+    assert sweep(store, MonitorSettings(stale_after=600)).requeued == [digest]
+    ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data)
+    assert (ticket.digest, ticket.ext) == (digest, "pdf")
+    assert store.head(processing) is None

@@ -10,6 +10,7 @@ H = "ab" * 32
 
 def test_every_key_builder_round_trips_through_its_parser() -> None:
     assert keys.parse_raw_key(keys.raw_key(H, ".PDF")) == (H, "pdf")
+    assert keys.raw_key(H, "pdf").startswith(keys.raw_prefix(H))
     assert keys.parse_out_key(keys.out_key(H)) == H
     for state in QueueState:
         assert keys.parse_queue_key(keys.queue_key(state, H)) == (state, H)

@@ -251,3 +251,17 @@ def test_a_memory_cap_fails_the_document_with_that_reason(tmp_path: Path, pdf_fo
     with pytest.raises(DigestError, match="memory limit 400 MiB"):
         sandbox.convert(pdf_folder / "beta.pdf", "pdf", tmp_path / "work")
     sandbox.close()
+
+
+def test_a_damaged_todo_marker_is_rebuilt_from_the_source_and_the_document_converted(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    digest = _ingest(store, pdf_folder)["beta.pdf"]
+    store.put(keys.queue_key(QueueState.TODO, digest), b"{ this is not a ticket")
+    orphan = "ee" * 32
+    store.put(keys.queue_key(QueueState.TODO, orphan), b"garbage, and no source either")
+    summary = Worker(store, _settings()).run()
+    assert summary.outcomes == {"done": 3}
+    assert "Beta rules" in _zip(store, digest).read("document.md").decode()
+    assert list(store.list("queue/")) == []
