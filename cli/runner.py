@@ -4,6 +4,7 @@ failed, reporting progress. Wires the ingestor, the workers and the monitor toge
 from __future__ import annotations
 
 import functools
+import logging
 import queue
 import time
 from collections.abc import Callable
@@ -91,6 +92,8 @@ def run_to_completion(
         results=results,
         monitor_duty=MonitorDuty(monitor),
         may_leave=ingested,
+        # results are reported here, through the progress display; workers only log errors
+        log_level=max(logging.getLogger().level, logging.ERROR),
     )
     processes = launch()
     try:

@@ -27,7 +27,8 @@ def _open(source: Path, ext: str) -> pymupdf.Document:
     try:
         doc = pymupdf.open(source, filetype=ext)
     except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
-        raise PermanentDigestError(f"not a readable {ext.upper()} file: {exc}") from exc
+        reason = str(exc).replace(f" '{source}'", "")  # our temporary path means nothing to users
+        raise PermanentDigestError(f"not a readable {ext.upper()} file: {reason}") from exc
     if doc.needs_pass:
         doc.close()
         raise PermanentDigestError("the document is password-protected")

@@ -57,9 +57,11 @@ def start_workers(
     results: Queue | None = None,
     monitor_duty: MonitorFactory | None = None,
     may_leave: EventType | None = None,
+    log_level: int | None = None,
 ) -> list[BaseProcess]:
     """Start ``count`` worker processes (spawned: nothing inherited but the arguments, which
-    must be picklable). With ``may_leave``, idle workers exit only once it is set."""
+    must be picklable). With ``may_leave``, idle workers exit only once it is set. They log at
+    ``log_level`` (default: this process's level)."""
     context = multiprocessing.get_context("spawn")
     processes = []
     for index in range(count):
@@ -71,7 +73,7 @@ def start_workers(
                 results,
                 monitor_duty,
                 may_leave,
-                logging.getLogger().level,
+                logging.getLogger().level if log_level is None else log_level,
             ),
             name=f"worker-{index + 1}",
         )
