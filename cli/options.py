@@ -9,6 +9,7 @@ import click
 
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.worker.convert import MODES, ConverterOptions
+from bucketdigest.worker.digesters.base import DigestSettings, LlmSettings
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.sandbox import SandboxLimits
 
@@ -85,20 +86,21 @@ def worker_options(func: F) -> F:
                 type=click.FloatRange(1),
                 default=600,
                 show_default=True,
-                help="Wall-clock limit of one conversion, in seconds.",
+                help="Wall-clock limit of one digester on one document, in seconds.",
             ),
             click.option(
                 "--max-memory",
                 type=click.IntRange(64),
                 default=None,
-                help="Address-space cap of the converter process, in MiB (layout needs ~1024).",
+                help="Address-space cap of the digester process, in MiB (layout needs ~1024, "
+                "embeddings ~4096).",
             ),
             click.option(
                 "--jobs-per-child",
                 type=click.IntRange(1),
                 default=50,
                 show_default=True,
-                help="Replace the converter process after this many documents.",
+                help="Replace the digester process after this many documents.",
             ),
             max_attempts_option,
             click.option(
@@ -115,6 +117,30 @@ def worker_options(func: F) -> F:
                 show_default=True,
                 envvar="BUCKETDIGEST_CONVERTER_MODE",
                 help="pymupdf4llm engine: layout (better text) or legacy (faster).",
+            ),
+            click.option(
+                "--ocr-language",
+                default="eng",
+                show_default=True,
+                envvar="BUCKETDIGEST_OCR_LANGUAGE",
+                help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
+            ),
+            click.option(
+                "--llm-url",
+                envvar="BUCKETDIGEST_LLM_URL",
+                help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) for summaries; "
+                "without it summaries are extractive.",
+            ),
+            click.option(
+                "--llm-model",
+                envvar="BUCKETDIGEST_LLM_MODEL",
+                help="Model name sent to --llm-url.",
+            ),
+            click.option(
+                "--llm-key-env",
+                default="BUCKETDIGEST_LLM_API_KEY",
+                show_default=True,
+                help="Environment variable holding the endpoint's API key (if it needs one).",
             ),
             click.option(
                 "--monitor-every",
@@ -145,11 +171,18 @@ def worker_settings(
     max_attempts: int,
     retry_delay: float,
     converter_mode: str,
+    ocr_language: str,
+    llm_url: str | None,
+    llm_model: str | None,
+    llm_key_env: str,
     monitor_every: float,
     grace: float,
     max_jobs: int | None = None,
     exit_when_idle: bool = False,
 ) -> WorkerSettings:
+    if bool(llm_url) != bool(llm_model):
+        raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
+    llm = LlmSettings(url=llm_url, model=llm_model, api_key_env=llm_key_env) if llm_url else None
     return WorkerSettings(
         lease_seconds=lease_seconds,
         max_attempts=max_attempts,
@@ -159,7 +192,9 @@ def worker_settings(
         idle_sleep=min(5.0, lease_seconds / 4),
         grace_seconds=grace,
         monitor_every=monitor_every,
-        converter=ConverterOptions(mode=converter_mode),
+        digest=DigestSettings(
+            converter=ConverterOptions(mode=converter_mode), ocr_language=ocr_language, llm=llm
+        ),
         limits=SandboxLimits(
             timeout=job_timeout,
             max_memory=max_memory << 20 if max_memory else None,

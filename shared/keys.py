@@ -27,10 +27,18 @@ REGISTRY_RUNS_PREFIX = "registry/runs/"
 SELFTEST_PREFIX = "registry/selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
 
+WORK_PREFIX = "work/"
+"""A job's partial progress: ``work/<sha256>/digests.json`` (every output's record) and
+``work/<sha256>/<digester>.zip`` (the files of each completed digester). Removed once the
+result zip is written, so a reclaimed job resumes instead of starting over."""
+
+WORK_STATE_NAME = "digests.json"
+
 _HASH = re.compile(r"[0-9a-f]{64}")
 _EXT = re.compile(r"[a-z0-9]{1,12}")
 _RUN_ID = re.compile(r"[0-9A-Za-z._-]{1,100}")
 _PATH_ID = re.compile(r"[0-9a-f]{16,64}")
+_DIGESTER = re.compile(r"[a-z][a-z0-9-]{0,62}")
 
 
 class QueueState(StrEnum):
@@ -129,3 +137,24 @@ def run_key(run_id: str) -> str:
 
 def selftest_key(token: str) -> str:
     return f"{SELFTEST_PREFIX}{token}"
+
+
+def check_digester_name(name: str) -> str:
+    """Return ``name`` if it can name a digester (lowercase words joined by hyphens)."""
+    if not _DIGESTER.fullmatch(name):
+        raise ValueError(f"not a digester name: {name!r}")
+    return name
+
+
+def work_prefix(digest: str) -> str:
+    return f"{WORK_PREFIX}{check_hash(digest)}/"
+
+
+def work_state_key(digest: str) -> str:
+    """``work/<hash>/digests.json``: the records of every output of a job in progress."""
+    return f"{work_prefix(digest)}{WORK_STATE_NAME}"
+
+
+def work_output_key(digest: str, digester: str) -> str:
+    """``work/<hash>/<digester>.zip``: the files a completed digester produced."""
+    return f"{work_prefix(digest)}{check_digester_name(digester)}.zip"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
+from enum import Enum, StrEnum
 from types import UnionType
 from typing import Any, Self, Union, get_args, get_origin, get_type_hints
 
@@ -36,6 +37,8 @@ def _decode(hint: Any, value: Any) -> Any:
         return _decode(next(a for a in get_args(hint) if a is not type(None)), value)
     if hint is datetime:
         return parse_time(value)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
     if isinstance(hint, type) and issubclass(hint, _JsonRecord):
         return hint.from_dict(value)
     if get_origin(hint) is tuple:
@@ -108,9 +111,63 @@ class Claim(_JsonRecord):
     lease_until: datetime
 
 
+class OutputStatus(StrEnum):
+    """Where one output of one document stands. ``skipped`` means the digester never applies
+    to this file type; anything that goes wrong is ``failed`` (retried until out of attempts)."""
+
+    TODO = "todo"
+    IN_PROGRESS = "in-progress"
+    COMPLETED = "completed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class OutputRecord(_JsonRecord):
+    """The record of one output of one document (an entry of ``digests.json``).
+
+    ``artifacts`` are the zip members holding the output; ``content`` is a small JSON summary
+    of it (keywords, the summary's producer, a page count) and ``content_sha256`` fingerprints
+    the artifacts, so a producer that runs again can tell whether its content changed.
+    """
+
+    output: str
+    digester: str
+    digester_version: str
+    status: OutputStatus
+    created_at: datetime
+    updated_at: datetime
+    attempts: int = 0
+    artifacts: tuple[str, ...] = ()
+    content: Any = None
+    content_sha256: str = ""
+    error: str = ""
+    retryable: bool = True
+    """False for errors no retry can fix (the file is not a PDF): the failure is final at once."""
+
+    def is_terminal(self, max_attempts: int) -> bool:
+        """Completed, skipped, or failed with no attempt left."""
+        if self.status is OutputStatus.FAILED:
+            return not self.retryable or self.attempts >= max_attempts
+        return self.status in (OutputStatus.COMPLETED, OutputStatus.SKIPPED)
+
+
+@dataclass(frozen=True)
+class DigestRecords(_JsonRecord):
+    """``digests.json``: every output's record for one document, in chain order."""
+
+    digest: str
+    file_type: str
+    outputs: tuple[OutputRecord, ...]
+
+    def by_output(self) -> dict[str, OutputRecord]:
+        return {record.output: record for record in self.outputs}
+
+
 @dataclass(frozen=True)
 class Failure(_JsonRecord):
-    """The failed marker: the last error with its traceback, and whether a retry may help."""
+    """The failed marker: the last error with its traceback, whether a retry may help, and
+    the record of every output as the last attempt left them."""
 
     ticket: Ticket
     worker_id: str
@@ -118,6 +175,7 @@ class Failure(_JsonRecord):
     error: str
     traceback: str = ""
     retryable: bool = True
+    outputs: tuple[OutputRecord, ...] = ()
 
 
 @dataclass(frozen=True)

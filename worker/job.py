@@ -1,8 +1,14 @@
-"""One claimed job from start to release: download, convert, zip, upload, release.
+"""One claimed job from start to release: download, run the digest chain, zip, upload, release.
 
 Every write after the claim checks that the lease is still ours; a lost lease abandons the
-job without writing anything (the new owner's state is never touched). The result upload is a
-conditional create: if a zip is already there another worker finished first, which is success.
+job without writing anything more (the new owner's state is never touched). The result upload
+is a conditional create: if a zip is already there another worker finished first, which is
+success. When a result exists and ``work/<hash>/`` holds a reprocess request, the existing zip
+is the starting point and is replaced only if it is still the version we started from.
+
+How a job ends follows from its outputs' records: all final with the text completed → the
+zip; the text failed for good → ``queue/failed/``; otherwise → back to ``queue/todo/`` after a
+backoff, the records kept in ``work/<hash>/`` so only what failed runs again.
 """
 
 from __future__ import annotations
@@ -26,13 +32,32 @@ from bucketdigest.shared.errors import (
     NotFound,
     PermanentDigestError,
 )
+from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Attempt, Failure, Ticket
-from bucketdigest.shared.store import Store
+from bucketdigest.shared.records import (
+    Attempt,
+    DigestRecords,
+    Failure,
+    OutputRecord,
+    OutputStatus,
+    Ticket,
+)
+from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain, run_digester
 from bucketdigest.worker.claim import Job
+from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
+from bucketdigest.worker.digesters.base import DigestContext, Digester, DigestSettings, Produced
+from bucketdigest.worker.digesters.state import plan
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.package import build_members, write_zip
-from bucketdigest.worker.sandbox import ConverterSandbox
+from bucketdigest.worker.progress import (
+    clear_progress,
+    has_progress,
+    load_progress,
+    save_output,
+    save_records,
+)
+from bucketdigest.worker.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +90,8 @@ class JobContext:
     """What a job needs from the worker that runs it."""
 
     store: Store
-    sandbox: ConverterSandbox
+    sandbox: Sandbox
+    digest: DigestSettings
     worker_id: str
     lease_seconds: float
     max_attempts: int
@@ -86,58 +112,130 @@ def _ended(ticket: Ticket, job: Job, ctx: JobContext, outcome: str, error: str =
     return replace(ticket, history=(*ticket.history, attempt))
 
 
+class ChainIncomplete(DigestError):
+    """The chain ended with outputs that are not final, or with the primary text failed."""
+
+    def __init__(self, records: DigestRecords, final: bool) -> None:
+        failed = [r for r in records.outputs if r.status is OutputStatus.FAILED]
+        message = "; ".join(f"{r.digester} failed: {r.error}" for r in failed)
+        detail = "\n".join(
+            f"{r.output} ({r.digester} {r.digester_version}), attempt {r.attempts}: {r.error}"
+            for r in failed
+        )
+        super().__init__(message or "digest chain incomplete", detail)
+        self.records = records
+        self.final = final
+        """True when the primary output failed for good: no retry can finish the document."""
+
+
 def _info(
-    job: Job, conversion_info: dict[str, Any], ctx: JobContext, timings: dict[str, float]
+    job: Job, records: DigestRecords, ctx: JobContext, seconds: dict[str, float]
 ) -> dict[str, Any]:
     ticket = job.claim.ticket
+    markdown = records.by_output()[PRIMARY_OUTPUT].content or {}
+    failed = [f"{r.output} failed: {r.error}" for r in records.outputs if r.status == "failed"]
     return {
         "digest": ticket.digest,
         "ext": ticket.ext,
+        "file_type": records.file_type,
         "size": ticket.size,
         "names": list(ticket.names),
-        **conversion_info,
+        "pages": markdown.get("pages", 0),
+        "metadata": markdown.get("metadata", {}),
+        "converter": markdown.get("converter", {}),
+        "problems": [*markdown.get("problems", []), *failed],
+        "converter_messages": markdown.get("converter_messages", ""),
+        "outputs": {r.output: r.status.value for r in records.outputs},
         "provenance": {
             "worker_id": ctx.worker_id,
             "attempt": ticket.attempt,
             "converted_at": format_time(ctx.store.now()),
-            "seconds": {k: round(v, 3) for k, v in timings.items()},
+            "seconds": {k: round(v, 3) for k, v in seconds.items()},
         },
     }
 
 
-def _convert_and_upload(job: Job, lease: Lease, ctx: JobContext, workdir: Path) -> int:
-    """Do the work; returns the page count. Raises DigestError or Interrupted."""
+def _digest_and_upload(
+    job: Job, lease: Lease, ctx: JobContext, workdir: Path, previous: ObjectInfo | None
+) -> int:
+    """Run the chain and upload the result; returns the page count. Raises ChainIncomplete,
+    DigestError or Interrupted. ``previous`` is the existing result when reprocessing."""
     ticket = job.claim.ticket
-    timings: dict[str, float] = {}
+    seconds: dict[str, float] = {}
     started = time.perf_counter()
-    source = workdir / f"source.{ticket.ext}"
     try:
-        ctx.store.download(keys.raw_key(ticket.digest, ticket.ext), source)
-    except NotFound as exc:
-        raise PermanentDigestError("the raw document is missing from the store") from exc
-    timings["download"] = time.perf_counter() - started
+        kind = file_type(ticket.ext)
+    except UnsupportedFileType as exc:
+        raise PermanentDigestError(str(exc)) from exc
 
     def interrupt() -> str | None:
         if lease.lost.is_set():
             return "lease lost"
         return ctx.shutdown_reason()
 
-    conversion = ctx.sandbox.convert(source, ticket.ext, workdir / "convert", interrupt)
-    timings["convert"] = conversion.seconds
-    conversion_info = {
-        "pages": len(conversion.pages),
-        "metadata": conversion.metadata,
-        "converter": conversion.converter,
-        "problems": list(conversion.problems),
-        "converter_messages": conversion.messages,
-    }
-    members = build_members(conversion, _info(job, conversion_info, ctx, timings))
+    def guard() -> None:
+        if reason := interrupt():
+            raise Interrupted(reason)
+
+    source = workdir / f"source.{ticket.ext}"
+    try:
+        ctx.store.download(keys.raw_key(ticket.digest, ticket.ext), source)
+    except NotFound as exc:
+        raise PermanentDigestError("the raw document is missing from the store") from exc
+    previous_zip = None
+    if previous is not None:
+        previous_zip = workdir / "previous.zip"
+        ctx.store.download(keys.out_key(ticket.digest), previous_zip)
+    seconds["download"] = time.perf_counter() - started
+    tree = workdir / "tree"
+    tree.mkdir()
+    resumed = load_progress(ctx.store, ticket.digest, tree, previous_zip, ctx.store.now)
+    records = plan(CHAIN, kind, ctx.store.now(), resumed)
+
+    def execute(digester: Digester, dctx: DigestContext) -> dict[str, Produced]:
+        began = time.perf_counter()
+        try:
+            return ctx.sandbox.call(run_digester, digester.name, dctx, interrupt=interrupt)
+        finally:
+            seconds[digester.name] = time.perf_counter() - began
+
+    def persist(digester: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
+        guard()
+        save_output(ctx.store, ticket.digest, digester.name, files)
+        save_records(ctx.store, _records(ticket.digest, kind, now))
+
+    dctx = DigestContext(ticket.digest, source, kind, tree, workdir / "scratch", ctx.digest)
+    chain_plan = ChainPlan(CHAIN, RESETS, ctx.max_attempts)
+    final = run_chain(chain_plan, records, dctx, execute, persist, ctx.store.now)
+    ctx.sandbox.document_done()
+    result = _records(ticket.digest, kind, final)
+    primary = final[PRIMARY_OUTPUT]
+    if primary.status is not OutputStatus.COMPLETED or not is_finished(final, ctx.max_attempts):
+        raise ChainIncomplete(result, final=primary.is_terminal(ctx.max_attempts))
+    members = build_members(result, tree, _info(job, result, ctx, seconds))
     archive = write_zip(members, workdir / "out.zip")
-    if reason := interrupt():
-        raise Interrupted(reason)
-    if ctx.store.put_if_absent(keys.out_key(ticket.digest), archive) is None:
-        log.info("%s was already finished by another worker", ticket.digest)
-    return len(conversion.pages)
+    guard()
+    if previous is None:
+        if ctx.store.put_if_absent(keys.out_key(ticket.digest), archive) is None:
+            log.info("%s was already finished by another worker", ticket.digest)
+    elif (
+        ctx.store.put_if_match(keys.out_key(ticket.digest), archive.read_bytes(), previous.etag)
+        is None
+    ):
+        log.info("%s: the result changed while we reprocessed it; keeping the newer", ticket.digest)
+    clear_progress(ctx.store, ticket.digest)
+    return int((primary.content or {}).get("pages", 0))
+
+
+def _records(digest: str, kind: FileType, records: dict[str, OutputRecord]) -> DigestRecords:
+    return DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
+
+
+def _may_retry(exc: Exception) -> bool:
+    """Whether ``bucketdigest retry`` could help: not for input no attempt can read."""
+    if isinstance(exc, ChainIncomplete):
+        return exc.records.by_output()[PRIMARY_OUTPUT].retryable
+    return not isinstance(exc, PermanentDigestError)
 
 
 def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -> JobResult:
@@ -149,8 +247,15 @@ def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -
     if lease.lost.is_set():
         return JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
     ended = _ended(ticket, job, ctx, "failed", message)
-    retry = not isinstance(exc, PermanentDigestError) and ticket.attempt < ctx.max_attempts
+    if isinstance(exc, ChainIncomplete):
+        retry = not exc.final
+        outputs = exc.records.outputs
+    else:
+        retry = not isinstance(exc, PermanentDigestError) and ticket.attempt < ctx.max_attempts
+        outputs = ()
     if retry:
+        if isinstance(exc, ChainIncomplete):
+            save_records(ctx.store, exc.records)
         delay = timedelta(seconds=ctx.retry_delay * 2 ** (ticket.attempt - 1))
         again = replace(ended, attempt=ticket.attempt + 1, not_before=ctx.store.now() + delay)
         ctx.store.put_if_absent(keys.queue_key(QueueState.TODO, ticket.digest), again.to_json())
@@ -161,9 +266,11 @@ def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -
             failed_at=ctx.store.now(),
             error=message,
             traceback=trace,
-            retryable=not isinstance(exc, PermanentDigestError),
+            retryable=_may_retry(exc),
+            outputs=outputs,
         )
         ctx.store.put(keys.queue_key(QueueState.FAILED, ticket.digest), failure.to_json())
+        clear_progress(ctx.store, ticket.digest)
     lease.release()
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",
@@ -193,12 +300,13 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
     name = ticket.names[0] if ticket.names else ticket.digest
     started = time.perf_counter()
     with Lease(ctx.store, job, ctx.lease_seconds) as lease:
-        if ctx.store.head(keys.out_key(ticket.digest)) is not None:
+        previous = ctx.store.head(keys.out_key(ticket.digest))
+        if previous is not None and not has_progress(ctx.store, ticket.digest):
             lease.release()
             return JobResult(ticket.digest, name, Outcome.ALREADY_DONE)
         try:
             with tempfile.TemporaryDirectory(prefix="bucketdigest-job-") as workdir:
-                pages = _convert_and_upload(job, lease, ctx, Path(workdir))
+                pages = _digest_and_upload(job, lease, ctx, Path(workdir), previous)
         except Interrupted as exc:
             if lease.lost.is_set():
                 log.warning("abandoning %s: %s", name, exc)

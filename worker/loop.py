@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.claim import Claimer
-from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digesters.base import DigestSettings
 from bucketdigest.worker.job import JobContext, JobResult, run_job
-from bucketdigest.worker.sandbox import ConverterSandbox, SandboxLimits
+from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class WorkerSettings:
     idle_sleep: float = 5.0
     grace_seconds: float = 60.0
     monitor_every: float | None = 60.0
-    converter: ConverterOptions = field(default_factory=ConverterOptions)
+    digest: DigestSettings = field(default_factory=DigestSettings)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
 
 
@@ -106,10 +106,11 @@ class Worker:
     def run(self) -> WorkerSummary:
         """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
         summary = WorkerSummary(self.worker_id)
-        sandbox = ConverterSandbox(self.settings.converter, self.settings.limits)
+        sandbox = Sandbox(self.settings.limits)
         ctx = JobContext(
             store=self.store,
             sandbox=sandbox,
+            digest=self.settings.digest,
             worker_id=self.worker_id,
             lease_seconds=self.settings.lease_seconds,
             max_attempts=self.settings.max_attempts,

@@ -1,30 +1,34 @@
-"""The result zip: Markdown per page and whole, images, info.json. Deterministic bytes.
+"""The result zip: every completed output's files, ``document.md``, ``info.json`` and
+``digests.json``. Deterministic bytes.
 
-Members are written in sorted order with a fixed timestamp and permissions, so the same
-conversion and the same ``info`` always give the same bytes (``info`` records who converted the
-document and when, so two runs differ only there).
+Members are written in sorted order with a fixed timestamp and permissions, so the same outputs
+and the same ``info`` always give the same bytes (``info`` and the records say who digested the
+document and when, so two runs differ only there). Work-in-progress bundles of single
+digesters (``work/<hash>/<digester>.zip``) use the same writer.
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bucketdigest.worker.convert import Conversion
+from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.worker.digesters.text import document_pages
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
-_COMPRESSED = (".png", ".jpg", ".jpeg")
-"""Stored as they are: deflating them again costs CPU and saves nothing."""
+_COMPRESSED = (".png", ".jpg", ".jpeg", ".npy")
+"""Stored as they are: deflating them again costs CPU and saves little."""
 
 DOCUMENT = "document.md"
 INFO = "info.json"
+DIGESTS = "digests.json"
 
 
-def page_member(number: int) -> str:
-    """``pages/0001.md`` for page 1."""
-    return f"pages/{number:04d}.md"
+def json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def _member(name: str, data: bytes) -> tuple[zipfile.ZipInfo, bytes]:
@@ -35,22 +39,46 @@ def _member(name: str, data: bytes) -> tuple[zipfile.ZipInfo, bytes]:
     return info, data
 
 
-def build_members(conversion: Conversion, info: dict[str, Any]) -> dict[str, bytes]:
-    """Every member of the zip, by name."""
-    pages = [page.strip() + "\n" for page in conversion.pages]
-    members = {DOCUMENT: "\n".join(pages).encode()}
-    for number, page in enumerate(pages, start=1):
-        members[page_member(number)] = page.replace("](images/", "](../images/").encode()
-    if conversion.image_dir.is_dir():
-        for image in conversion.image_dir.iterdir():
-            members[f"images/{image.name}"] = image.read_bytes()
-    members[INFO] = (json.dumps(info, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+def build_members(records: DigestRecords, tree: Path, info: Mapping[str, Any]) -> dict[str, bytes]:
+    """Every member of the result zip, by name: completed outputs' files read from ``tree``."""
+    members: dict[str, bytes] = {}
+    for record in records.outputs:
+        if record.status is OutputStatus.COMPLETED:
+            for name in record.artifacts:
+                members[name] = (tree / name).read_bytes()
+    pages = [page + "\n" for page in document_pages(tree)]
+    members[DOCUMENT] = "\n".join(pages).encode()
+    members[INFO] = json_bytes(info)
+    members[DIGESTS] = records.to_json()
     return members
 
 
-def write_zip(members: dict[str, bytes], dest: Path) -> Path:
+def write_zip(members: Mapping[str, bytes], dest: Path) -> Path:
     """Write ``members`` to ``dest`` in a reproducible way and return ``dest``."""
     with zipfile.ZipFile(dest, "w") as archive:
         for name in sorted(members):
             archive.writestr(*_member(name, members[name]))
     return dest
+
+
+def read_members(archive: Path, names: Iterable[str] | None = None) -> dict[str, bytes]:
+    """Members of a zip by name (all of them, or those of ``names`` present)."""
+    with zipfile.ZipFile(archive) as zipped:
+        present = set(zipped.namelist())
+        wanted = present if names is None else present & set(names)
+        return {name: zipped.read(name) for name in sorted(wanted)}
+
+
+def read_records(archive: Path) -> DigestRecords | None:
+    """The ``digests.json`` of a result zip; None for results made before the digest chain."""
+    members = read_members(archive, [DIGESTS])
+    return DigestRecords.from_json(members[DIGESTS]) if DIGESTS in members else None
+
+
+def completed_artifacts(records: Iterable[OutputRecord], digester: str) -> list[str]:
+    return [
+        name
+        for record in records
+        if record.digester == digester and record.status is OutputStatus.COMPLETED
+        for name in record.artifacts
+    ]

@@ -43,6 +43,12 @@ def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
     return re.sub(re.escape(str(image_dir)) + r"/", link_prefix, markdown)
 
 
+def _no_ocr(options: ConverterOptions) -> dict[str, bool]:
+    """Layout mode OCRs text-less pages itself when an engine is installed; our page-ocr
+    digester does that instead, so it is recorded and retried as its own output."""
+    return {"use_ocr": False} if options.mode == "layout" else {}
+
+
 def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) -> Conversion:
     """Convert ``source`` into per-page Markdown, writing images into ``workdir/images``."""
     messages = io.StringIO()
@@ -67,6 +73,7 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
                 dpi=options.dpi,
                 filename="page",
                 show_progress=False,
+                **_no_ocr(options),
             )
         page_count = doc.page_count
     except PermanentDigestError:

@@ -1,9 +1,11 @@
-"""Conversion in a child process, so a converter crash, hang or memory blow-up fails one
-document instead of the worker.
+"""Digesters run in a child process, so a converter crash, hang or memory blow-up fails one
+output of one document instead of the worker.
 
 The child is started with ``spawn`` (no inherited locks or boto3 sessions), caps its address
-space with RLIMIT_AS, converts jobs sent over a pipe, and is replaced after ``jobs_per_child``
-jobs (converters leak) or after any failure that killed it.
+space with RLIMIT_AS, loads PyMuPDF once, runs the calls sent over a pipe (a module-level
+function and its arguments), and is replaced after ``jobs_per_child`` documents (converters
+leak) or after any failure that killed it. Models a digester loads (the embedding model) stay
+loaded in the child from one document to the next.
 """
 
 from __future__ import annotations
@@ -19,20 +21,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from pathlib import Path
+from typing import Any
 
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
-from bucketdigest.worker.convert import Conversion, ConverterOptions
 
 log = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.2
+_EXIT_SECONDS = 2.0
 _OUT_OF_MEMORY = re.compile(r"bad_alloc|out of memory|cannot allocate memory", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """How long one conversion may take, how much memory the child may map, when to recycle it."""
+    """How long one digester may take, how much memory the child may map, when to recycle it."""
 
     timeout: float = 600.0
     max_memory: int | None = None
@@ -57,58 +59,60 @@ def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]
     return ("memory" if max_memory and out_of_memory else "error", message, traceback.format_exc())
 
 
-def _child_main(conn: Connection, options: ConverterOptions, max_memory: int | None) -> None:
-    """Loop in the child: receive (source, ext, workdir), answer ("ok", Conversion) or an error.
-    If the converter cannot even be loaded (a memory cap too small for it), every job gets that
+def _child_main(conn: Connection, max_memory: int | None) -> None:
+    """Loop in the child: receive (function, args), answer ("ok", result) or an error.
+    If PyMuPDF cannot even be loaded (a memory cap too small for it), every call gets that
     error as its answer."""
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        from bucketdigest.worker.pdf import convert  # PyMuPDF is loaded in this process only
+        import bucketdigest.worker.pdf  # noqa: F401  PyMuPDF is loaded in this process only
     except Exception as exc:
         unusable = _failure(exc, max_memory)
     else:
         unusable = None
     while True:
         try:
-            source, ext, workdir = conn.recv()
+            function, args = conn.recv()
         except EOFError:
             return
         if unusable is not None:
             conn.send(unusable)
             continue
         try:
-            conn.send(("ok", convert(source, ext, workdir, options)))
+            conn.send(("ok", function(*args)))
         except PermanentDigestError as exc:
             conn.send(("permanent", str(exc), traceback.format_exc()))
+        except DigestError as exc:  # a failure the digester saw coming: the child is sound
+            kind, message, trace = _failure(exc, max_memory)
+            conn.send(("failed" if kind == "error" else kind, message, exc.detail or trace))
         except Exception as exc:
             conn.send(_failure(exc, max_memory))
 
 
-class ConverterSandbox:
-    """Owns one converter child process and runs conversions in it with limits."""
+class Sandbox:
+    """Owns one child process and runs digesters in it with limits."""
 
-    def __init__(self, options: ConverterOptions, limits: SandboxLimits) -> None:
-        self.options = options
+    def __init__(self, limits: SandboxLimits) -> None:
         self.limits = limits
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
         self._jobs = 0
 
     def start(self) -> None:
-        """Start the converter process now, so its start-up overlaps the first claim."""
+        """Start the child now, so its start-up (loading PyMuPDF) overlaps the first claim."""
         self._start()
 
     def _start(self) -> tuple[BaseProcess, Connection]:
         if self._process is None or self._conn is None or not self._process.is_alive():
-            self.close()
+            self._stop(graceful=False)
             context = multiprocessing.get_context("spawn")
             parent, child = context.Pipe()
             self._process = context.Process(
                 target=_child_main,
-                args=(child, self.options, self.limits.max_memory),
-                name="bucketdigest-converter",
+                args=(child, self.limits.max_memory),
+                name="bucketdigest-digester",
                 daemon=True,
             )
             self._process.start()
@@ -120,60 +124,74 @@ class ConverterSandbox:
         process.join(5)
         code = process.exitcode
         if code is not None and code < 0:
-            reason = f"converter crashed: {signal.Signals(-code).name}"
+            reason = f"crashed: {signal.Signals(-code).name}"
         else:
-            reason = f"converter exited unexpectedly (exit code {code})"
+            reason = f"exited unexpectedly (exit code {code})"
         if self.limits.max_memory:
             reason += f" (memory limit {_format_bytes(self.limits.max_memory)} may have been hit)"
         return reason
 
-    def convert(
-        self, source: Path, ext: str, workdir: Path, interrupt: Callable[[], str | None] = _never
-    ) -> Conversion:
-        """Convert in the child. Raises DigestError with a precise reason, PermanentDigestError
-        for unusable input, or Interrupted (killing the child) as soon as ``interrupt`` returns
-        a reason, which it is asked several times a second."""
+    def call(
+        self,
+        function: Callable[..., Any],
+        *args: Any,
+        interrupt: Callable[[], str | None] = _never,
+    ) -> Any:
+        """``function(*args)`` in the child (both picklable). Raises DigestError with a precise
+        reason, PermanentDigestError for unusable input, or Interrupted (killing the child) as
+        soon as ``interrupt`` returns a reason, which it is asked several times a second."""
         process, conn = self._start()
-        conn.send((source, ext, workdir))
+        conn.send((function, args))
         deadline = time.monotonic() + self.limits.timeout
         try:
             while not conn.poll(_POLL_SECONDS):
                 if reason := interrupt():
-                    self.close()
+                    self._stop(graceful=False)
                     raise Interrupted(reason)
                 if not process.is_alive():
                     reason = self._crash_reason(process)
-                    self.close()
+                    self._stop(graceful=False)
                     raise DigestError(reason)
                 if time.monotonic() > deadline:
-                    self.close()
+                    self._stop(graceful=False)
                     raise DigestError(f"timed out after {self.limits.timeout:g} s")
             answer = conn.recv()
         except (EOFError, OSError) as exc:
             reason = self._crash_reason(process)
-            self.close()
+            self._stop(graceful=False)
             raise DigestError(reason) from exc
-        self._jobs += 1
-        if self._jobs >= self.limits.jobs_per_child:
-            self.close()
         kind, *rest = answer
         if kind == "ok":
             return rest[0]
         message, trace = rest
         if kind == "permanent":
             raise PermanentDigestError(message, trace)
-        self.close()
+        if kind == "failed":
+            raise DigestError(message, trace)
+        self._stop(graceful=False)
         if kind == "memory":
             limit = _format_bytes(self.limits.max_memory) if self.limits.max_memory else "?"
             raise DigestError(f"exceeded memory limit {limit}", trace)
         raise DigestError(message, trace)
 
+    def document_done(self) -> None:
+        """Count a finished document; the child is replaced after ``jobs_per_child`` of them."""
+        self._jobs += 1
+        if self._jobs >= self.limits.jobs_per_child:
+            self._stop(graceful=True)
+
     def close(self) -> None:
-        """Stop the child (killing it if it does not leave at once)."""
+        """Stop the child, letting it leave on its own first (it exits when the pipe closes)."""
+        self._stop(graceful=True)
+
+    def _stop(self, graceful: bool) -> None:
+        """Stop the child; not ``graceful``: kill it at once (it may be stuck in a digester)."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         if self._process is not None:
+            if graceful:
+                self._process.join(_EXIT_SECONDS)
             if self._process.is_alive():
                 self._process.kill()
             self._process.join(5)

@@ -19,6 +19,7 @@ from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.s3 import S3Store
 from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digesters.base import DigestSettings
 from bucketdigest.worker.loop import Worker, WorkerSettings
 
 OPS = ("LIST", "GET", "HEAD", "PUT", "DELETE")
@@ -62,7 +63,7 @@ def run(quick: bool) -> str:
             exit_when_idle=True,
             monitor_every=None,
             lease_seconds=600,
-            converter=ConverterOptions(mode="legacy"),
+            digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
         )
         Worker(store, settings).run()
         processing = Counter(store.requests)

@@ -13,6 +13,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digesters.base import DigestSettings
 from bucketdigest.worker.loop import Worker, WorkerSettings
 
 
@@ -27,7 +28,9 @@ def test_retry_puts_a_dead_letter_back_with_attempts_reset_and_history_kept(tmp_
     (tmp_path / "in" / "bad.pdf").write_text("not a pdf")
     digest = _digests(store, tmp_path / "in")["bad.pdf"]
     settings = WorkerSettings(
-        exit_when_idle=True, monitor_every=None, converter=ConverterOptions(mode="legacy")
+        exit_when_idle=True,
+        monitor_every=None,
+        digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
     )
     Worker(store, settings).run()
     assert store.head(keys.queue_key(QueueState.FAILED, digest)) is not None

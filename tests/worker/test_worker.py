@@ -25,15 +25,18 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.claim import claim_next
 from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digesters.base import DigestSettings
 from bucketdigest.worker.job import JobContext, Outcome, run_job
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.sandbox import ConverterSandbox, SandboxLimits
+from bucketdigest.worker.pdf import convert
+from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 FAST = ConverterOptions(mode="legacy")
 
 
 def _settings(**changes: object) -> WorkerSettings:
-    values: dict = dict(exit_when_idle=True, monitor_every=None, converter=FAST, idle_sleep=0.1)
+    digest = DigestSettings(converter=FAST)
+    values: dict = dict(exit_when_idle=True, monitor_every=None, digest=digest, idle_sleep=0.1)
     values.update(changes)
     return WorkerSettings(**values)
 
@@ -84,7 +87,8 @@ def test_converting_the_same_pdf_twice_gives_the_same_pages(
         digest = _ingest(store, pdf_folder)["beta.pdf"]
         Worker(store, _settings()).run()
         archive = _zip(store, digest)
-        outputs.append({n: archive.read(n) for n in archive.namelist() if n != "info.json"})
+        stamped = ("info.json", "digests.json")  # who digested it and when
+        outputs.append({n: archive.read(n) for n in archive.namelist() if n not in stamped})
     assert outputs[0] == outputs[1]
 
 
@@ -150,7 +154,7 @@ def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
 def test_a_converter_crash_fails_the_document_with_the_signal_and_the_worker_goes_on(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
-    sandbox = ConverterSandbox(FAST, SandboxLimits(timeout=60))
+    sandbox = Sandbox(SandboxLimits(timeout=60))
     source = make_pdf(tmp_path / "big.pdf", title="Big", pages=40, seed=5)
 
     def crash_soon() -> None:
@@ -160,9 +164,9 @@ def test_a_converter_crash_fails_the_document_with_the_signal_and_the_worker_goe
         os.kill(sandbox._process.pid, signal.SIGSEGV)
 
     threading.Thread(target=crash_soon, daemon=True).start()
-    with pytest.raises(Exception, match="converter crashed: SIGSEGV"):
-        sandbox.convert(source, "pdf", tmp_path / "work")
-    again = sandbox.convert(pdf_folder / "beta.pdf", "pdf", tmp_path / "work2")
+    with pytest.raises(Exception, match="crashed: SIGSEGV"):
+        sandbox.call(convert, source, "pdf", tmp_path / "work", FAST)
+    again = sandbox.call(convert, pdf_folder / "beta.pdf", "pdf", tmp_path / "work2", FAST)
     assert "Beta" in again.pages[0]
     sandbox.close()
 
@@ -178,8 +182,8 @@ def test_a_job_whose_lease_is_taken_over_is_abandoned_without_writing(
     assert job is not None
     processing = keys.queue_key(QueueState.PROCESSING, digest)
     store.put(processing, b'{"new": "owner"}')
-    sandbox = ConverterSandbox(FAST, SandboxLimits(timeout=60))
-    ctx = JobContext(store, sandbox, "zombie", 0.4, 3, 0, lambda: None)
+    sandbox = Sandbox(SandboxLimits(timeout=60))
+    ctx = JobContext(store, sandbox, DigestSettings(FAST), "zombie", 0.4, 3, 0, lambda: None)
     result = run_job(job, ctx)
     sandbox.close()
     assert result.outcome is Outcome.ABANDONED
@@ -245,11 +249,12 @@ def test_odd_but_valid_documents_end_in_out_with_their_problems_noted(tmp_path: 
 
 
 def test_a_memory_cap_fails_the_document_with_that_reason(tmp_path: Path, pdf_folder: Path) -> None:
-    sandbox = ConverterSandbox(ConverterOptions(mode="layout"), SandboxLimits(max_memory=400 << 20))
+    sandbox = Sandbox(SandboxLimits(max_memory=400 << 20))
+    layout = ConverterOptions(mode="layout")
     # Where the cap bites decides the words ("exceeded memory limit 400 MiB", or a crash "...
     # memory limit 400 MiB may have been hit"); either way the limit is named.
     with pytest.raises(DigestError, match="memory limit 400 MiB"):
-        sandbox.convert(pdf_folder / "beta.pdf", "pdf", tmp_path / "work")
+        sandbox.call(convert, pdf_folder / "beta.pdf", "pdf", tmp_path / "work", layout)
     sandbox.close()
 
 

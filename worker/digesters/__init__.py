@@ -1,0 +1,105 @@
+"""The digest chain: which digesters run, in which order, and what a new result resets.
+
+``CHAIN`` is the registration order. ``RESETS`` is the one table of cascading resets: when a
+digester completes with content different from what it had before, the outputs of the
+digesters listed for it go back to ``todo``. Both are checked by :func:`validate_chain` when a
+worker starts: unique names and outputs, every ``needs`` produced by an earlier digester, and
+every consumer listed in its producer's resets (so nothing can keep a stale result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bucketdigest.shared.keys import check_digester_name
+from bucketdigest.worker.digesters.base import Digester
+from bucketdigest.worker.digesters.chunks import SearchKeyword
+from bucketdigest.worker.digesters.embeddings import SearchSemantic
+from bucketdigest.worker.digesters.markdown import DocToMarkdown
+from bucketdigest.worker.digesters.ocr import PageOcr
+from bucketdigest.worker.digesters.screenshot import DocToScreenshot
+from bucketdigest.worker.digesters.summary import Summary
+from bucketdigest.worker.digesters.tags import Tags
+
+CHAIN: tuple[Digester, ...] = (
+    DocToMarkdown(),
+    DocToScreenshot(),
+    PageOcr(),
+    Tags(),
+    Summary(),
+    SearchKeyword(),
+    SearchSemantic(),
+)
+
+RESETS: dict[str, tuple[str, ...]] = {
+    "doc-to-markdown": ("page-ocr", "tags", "summary", "search-keyword", "search-semantic"),
+    "page-ocr": ("tags", "summary", "search-keyword", "search-semantic"),
+    "search-keyword": ("search-semantic",),
+}
+
+PRIMARY_OUTPUT = "markdown"
+"""The text every other output derives from: a document is done only once it is completed."""
+
+
+class ChainError(ValueError):
+    """The chain definition is inconsistent (a programming error, reported at start-up)."""
+
+
+def validate_chain(
+    chain: Sequence[Digester], resets: Mapping[str, Sequence[str]], primary: str
+) -> None:
+    """Raise ChainError describing the first inconsistency found."""
+    position: dict[str, int] = {}
+    producer: dict[str, str] = {}
+    for index, digester in enumerate(chain):
+        check_digester_name(digester.name)
+        if digester.name in position:
+            raise ChainError(f"two digesters are named {digester.name!r}")
+        position[digester.name] = index
+        if not digester.outputs:
+            raise ChainError(f"{digester.name} declares no outputs")
+        for need in digester.needs:
+            if need not in producer:
+                raise ChainError(
+                    f"{digester.name} needs {need!r}, which no earlier digester produces"
+                )
+            if digester.name not in resets.get(producer[need], ()):
+                raise ChainError(
+                    f"{digester.name} reads {need!r} but is not in the resets of {producer[need]}"
+                )
+        for output in digester.outputs:
+            if output in producer:
+                raise ChainError(
+                    f"output {output!r} is declared by {producer[output]} and {digester.name}"
+                )
+            producer[output] = digester.name
+    if primary not in producer:
+        raise ChainError(f"no digester produces the primary output {primary!r}")
+    for source, targets in resets.items():
+        if source not in position:
+            raise ChainError(f"resets name an unknown digester {source!r}")
+        for target in targets:
+            if target not in position:
+                raise ChainError(f"resets of {source} name an unknown digester {target!r}")
+            if position[target] <= position[source]:
+                raise ChainError(f"{source} resets {target}, which does not run after it")
+
+
+def digester_named(name: str, chain: Sequence[Digester] = CHAIN) -> Digester:
+    """The digester called ``name``; KeyError naming the known ones otherwise."""
+    for digester in chain:
+        if digester.name == name:
+            return digester
+    known = ", ".join(d.name for d in chain)
+    raise KeyError(f"no digester named {name!r} (known: {known})")
+
+
+def cascade(name: str, resets: Mapping[str, Sequence[str]] = RESETS) -> list[str]:
+    """``name`` and every digester its results reset, directly or through others."""
+    found = [name]
+    for current in found:
+        found.extend(t for t in resets.get(current, ()) if t not in found)
+    return found
+
+
+validate_chain(CHAIN, RESETS, PRIMARY_OUTPUT)

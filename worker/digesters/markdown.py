@@ -1,0 +1,74 @@
+"""doc-to-markdown: the primary text output, one Markdown file per page plus images."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bucketdigest.shared.errors import PermanentDigestError
+from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
+from bucketdigest.worker.digesters.text import IMAGES_DIR, page_member
+
+
+def _decode(data: bytes) -> tuple[str, list[str]]:
+    """Text files are read as UTF-8; Windows-1252 is the fallback, noted as a problem."""
+    if b"\x00" in data:
+        raise PermanentDigestError("not a text file: it contains NUL bytes")
+    try:
+        return data.decode("utf-8-sig"), []
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace"), ["not UTF-8; read as Windows-1252"]
+
+
+class DocToMarkdown(Digester):
+    name = "doc-to-markdown"
+    label = "Markdown"
+    description = (
+        "Converts the file to Markdown, one file per page, with its images "
+        "(pymupdf4llm for documents; text files as they are; an image as one page)."
+    )
+    version = "1"
+    outputs = ("markdown",)
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.TEXT, FileKind.IMAGE})
+
+    def run(self, ctx: DigestContext) -> dict[str, Produced]:
+        if ctx.file.kind is FileKind.TEXT:
+            return {"markdown": self._text(ctx)}
+        if ctx.file.kind is FileKind.IMAGE:
+            return {"markdown": self._image(ctx)}
+        return {"markdown": self._document(ctx)}
+
+    def _text(self, ctx: DigestContext) -> Produced:
+        data = ctx.source.read_bytes()
+        text, problems = _decode(data)
+        content = {"pages": 1, "converter": {"name": "text"}, "problems": problems}
+        return Produced({page_member(1): (text.strip() + "\n").encode()}, content)
+
+    def _image(self, ctx: DigestContext) -> Produced:
+        if ctx.source.stat().st_size == 0:
+            raise PermanentDigestError("the file is empty (0 bytes)")
+        image = f"{IMAGES_DIR}/original.{ctx.file.ext}"
+        page = f"![image](../{image})\n"
+        content = {"pages": 1, "converter": {"name": "image"}, "problems": []}
+        return Produced({page_member(1): page.encode(), image: ctx.source.read_bytes()}, content)
+
+    def _document(self, ctx: DigestContext) -> Produced:
+        from bucketdigest.worker.pdf import convert
+
+        conversion = convert(ctx.source, ctx.file.ext, ctx.scratch, ctx.settings.converter)
+        files: dict[str, bytes] = {}
+        for number, page in enumerate(conversion.pages, start=1):
+            text = page.strip().replace(f"]({IMAGES_DIR}/", f"](../{IMAGES_DIR}/") + "\n"
+            files[page_member(number)] = text.encode()
+        if conversion.image_dir.is_dir():
+            for image in sorted(conversion.image_dir.iterdir()):
+                files[f"{IMAGES_DIR}/{image.name}"] = image.read_bytes()
+        content: dict[str, Any] = {
+            "pages": len(conversion.pages),
+            "metadata": conversion.metadata,
+            "converter": conversion.converter,
+            "problems": list(conversion.problems),
+            "converter_messages": conversion.messages,
+            "seconds": round(conversion.seconds, 3),
+        }
+        return Produced(files, content)

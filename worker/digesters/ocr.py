@@ -1,0 +1,101 @@
+"""page-ocr: text for the pages that have no text layer (scans, photos), via Tesseract.
+
+PyMuPDF drives Tesseract itself (``Page.get_textpage_ocr``); Tesseract comes from the system's
+packages (Debian: ``tesseract-ocr``, which brings English). OCR costs about a thousand times
+more than reading a text layer, so only pages whose Markdown holds no text are OCR'd.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+
+from bucketdigest.shared.errors import DigestError, PermanentDigestError
+from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
+from bucketdigest.worker.digesters.text import PAGES_DIR, has_text, ocr_member, page_number
+
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+@functools.cache
+def tesseract_version() -> str:
+    """``tesseract 5.3.0``; DigestError when Tesseract is not installed."""
+    binary = shutil.which("tesseract")
+    if binary is None:
+        raise DigestError(
+            "page-ocr needs Tesseract OCR, which is not installed "
+            "(Debian/Ubuntu: apt-get install tesseract-ocr; macOS: brew install tesseract)"
+        )
+    result = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
+    return (result.stdout or result.stderr).splitlines()[0].strip()
+
+
+def _tessdata() -> str:
+    import pymupdf
+
+    try:
+        return str(pymupdf.get_tessdata())
+    except RuntimeError as exc:
+        raise DigestError(f"page-ocr cannot find Tesseract's language data: {exc}") from exc
+
+
+class PageOcr(Digester):
+    name = "page-ocr"
+    label = "OCR"
+    description = (
+        "Reads the text of pages without a text layer with Tesseract; "
+        "the text is added to those pages in document.md."
+    )
+    version = "1"
+    outputs = ("ocr",)
+    needs = ("markdown",)
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE})
+
+    def run(self, ctx: DigestContext) -> dict[str, Produced]:
+        textless = [
+            page_number(member)
+            for member in ctx.members(PAGES_DIR)
+            if not has_text(ctx.read_text(member))
+        ]
+        content = {
+            "engine": "",
+            "language": ctx.settings.ocr_language,
+            "dpi": ctx.settings.ocr_dpi,
+            "pages": textless,
+            "characters": 0,
+        }
+        if not textless:
+            return {"ocr": Produced({}, content)}
+        content["engine"] = tesseract_version()
+        files = self._ocr(ctx, textless)
+        content["characters"] = sum(len(text) for text in files.values())
+        return {"ocr": Produced(files, content)}
+
+    def _ocr(self, ctx: DigestContext, numbers: list[int]) -> dict[str, bytes]:
+        import pymupdf
+
+        tessdata = _tessdata()
+        try:
+            doc = pymupdf.open(ctx.source, filetype=ctx.file.ext)
+        except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
+            raise PermanentDigestError(f"cannot open the file to OCR it: {exc}") from exc
+        files = {}
+        with doc:
+            for number in numbers:
+                page = doc[number - 1]
+                try:
+                    textpage = page.get_textpage_ocr(
+                        language=ctx.settings.ocr_language,
+                        dpi=ctx.settings.ocr_dpi,
+                        full=True,
+                        tessdata=tessdata,
+                    )
+                except RuntimeError as exc:
+                    raise DigestError(f"Tesseract failed on page {number}: {exc}") from exc
+                text = _BLANK_LINES.sub("\n\n", page.get_text(textpage=textpage)).strip()
+                if text:
+                    files[ocr_member(number)] = (text + "\n").encode()
+        return files

@@ -1,0 +1,36 @@
+"""doc-to-screenshot: a small PNG of the first page, for listings."""
+
+from __future__ import annotations
+
+from bucketdigest.shared.errors import PermanentDigestError
+from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
+
+THUMBNAIL = "thumbnail.png"
+
+
+class DocToScreenshot(Digester):
+    name = "doc-to-screenshot"
+    label = "Thumbnail"
+    description = "Renders the first page as a PNG whose longer side is 320 pixels."
+    version = "1"
+    outputs = ("thumbnail",)
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE})
+
+    def run(self, ctx: DigestContext) -> dict[str, Produced]:
+        import pymupdf
+
+        try:
+            doc = pymupdf.open(ctx.source, filetype=ctx.file.ext)
+        except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
+            raise PermanentDigestError(f"cannot open the file to render it: {exc}") from exc
+        with doc:
+            if doc.page_count == 0:
+                raise PermanentDigestError("the document has no pages")
+            page = doc[0]
+            longer = max(page.rect.width, page.rect.height) or 1.0
+            zoom = ctx.settings.thumbnail_pixels / longer
+            pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+            png = pixmap.tobytes("png")
+        content = {"page": 1, "width": pixmap.width, "height": pixmap.height}
+        return {"thumbnail": Produced({THUMBNAIL: png}, content)}

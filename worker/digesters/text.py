@@ -1,0 +1,76 @@
+"""The document's text as later digesters read it: converter Markdown per page, with the OCR
+text of pages that had no text layer appended, plus helpers to strip Markdown syntax.
+
+The same merge builds ``document.md`` in the result zip, so what is searched, tagged and
+summarised is exactly what a person reads there.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PAGES_DIR = "pages"
+OCR_DIR = "ocr"
+IMAGES_DIR = "images"
+
+_IMAGE_LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_HTML_TAG = re.compile(r"<[^>]+>")
+_LINE_SYNTAX = re.compile(r"^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.MULTILINE)
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def page_member(number: int) -> str:
+    """``pages/0001.md`` for page 1."""
+    return f"{PAGES_DIR}/{number:04d}.md"
+
+
+def ocr_member(number: int) -> str:
+    """``ocr/0001.md``: the OCR text of page 1."""
+    return f"{OCR_DIR}/{number:04d}.md"
+
+
+def page_number(member: str) -> int:
+    """``pages/0012.md`` → 12."""
+    return int(Path(member).stem)
+
+
+def document_pages(tree: Path) -> list[str]:
+    """Each page's Markdown (image links relative to the zip's root) with its OCR text."""
+    pages = []
+    for path in sorted((tree / PAGES_DIR).glob("*.md")):
+        text = path.read_text(encoding="utf-8").strip()
+        text = text.replace(f"](../{IMAGES_DIR}/", f"]({IMAGES_DIR}/")
+        ocr = tree / OCR_DIR / path.name
+        if ocr.is_file():
+            text = f"{text}\n\n{ocr.read_text(encoding='utf-8').strip()}".strip()
+        pages.append(text)
+    return pages
+
+
+def has_text(markdown: str) -> bool:
+    """Whether a page's Markdown holds any text besides image links."""
+    return bool(_IMAGE_LINK.sub("", markdown).strip())
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown without its syntax (images, link targets, tags, emphasis, table rules)."""
+    text = _IMAGE_LINK.sub(" ", markdown)
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub(" ", text)
+    text = _TABLE_RULE.sub("", text)
+    text = _LINE_SYNTAX.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = text.replace("|", " ")
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """``## Combat`` → ``(2, "Combat")``; None for any other line."""
+    match = _HEADING.match(line)
+    if not match:
+        return None
+    return len(match.group(1)), plain_text(match.group(2))
