@@ -38,11 +38,16 @@ from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
 from bucketdigest.monitor.repair import reconcile, retry_failed
+from bucketdigest.monitor.reprocess import done_digests
+from bucketdigest.monitor.reprocess import reprocess as run_reprocess
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
+from bucketdigest.shared import keys
 from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.filetypes import EXTENSION_GROUPS, FileKind, expand_extensions
 from bucketdigest.shared.store import Store
+from bucketdigest.worker.digesters import CHAIN, RESETS, digester_named
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pool import run_until_signalled, start_workers
@@ -64,7 +69,10 @@ def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _filter(ext: str, include: tuple[str, ...], exclude: tuple[str, ...]) -> FileFilter:
-    exts = frozenset(e.strip().lower().lstrip(".") for e in ext.split(",") if e.strip())
+    try:
+        exts = expand_extensions(ext.split(","))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--ext") from exc
     return FileFilter(exts=exts, include=include, exclude=exclude)
 
 
@@ -97,7 +105,11 @@ def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--include", multiple=True, help="Only paths matching this glob (repeatable)."
     )(func)
     return click.option(
-        "--ext", default="pdf", show_default=True, help="Comma-separated extensions to take."
+        "--ext",
+        default="pdf",
+        show_default=True,
+        help="Comma-separated extensions or groups to take: documents (pdf, epub, xps, cbz...), "
+        "text (md, txt), images (png, jpg, tiff), all.",
     )(func)
 
 
@@ -278,6 +290,83 @@ def retry(digests: tuple[str, ...], all_failed: bool, **store: Any) -> None:
     click.echo(f"requeued {len(requeued)} document(s)")
     for digest in requeued:
         click.echo(digest)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="The chain as JSON.")
+def digesters(as_json: bool) -> None:
+    """List the digest chain: order, outputs, version and the file types each applies to.
+
+    Example: bucketdigest digesters
+    """
+    rows = [
+        {
+            "order": order,
+            "name": d.name,
+            "label": d.label,
+            "version": d.version,
+            "outputs": list(d.outputs),
+            "needs": list(d.needs),
+            "applies_to": sorted(kind.value for kind in FileKind if kind in d.kinds),
+            "resets": list(RESETS.get(d.name, ())),
+            "description": d.description,
+        }
+        for order, d in enumerate(CHAIN, start=1)
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    Console().print(render.digesters_table(rows))
+    groups = ", ".join(
+        f"{name}: {' '.join(sorted(exts))}"
+        for name, exts in EXTENSION_GROUPS.items()
+        if name != "all"
+    )
+    click.echo(f"file types: {groups}")
+
+
+@cli.command()
+@click.argument("digests", nargs=-1)
+@click.option("--digester", "digester_name", help="Run this digester again (and what it resets).")
+@click.option(
+    "--outdated", is_flag=True, help="Run again every digester whose version has changed."
+)
+@click.option("--all", "all_done", is_flag=True, help="Every document that is done.")
+@store_options
+@library_errors
+def reprocess(
+    digests: tuple[str, ...],
+    digester_name: str | None,
+    outdated: bool,
+    all_done: bool,
+    **store: Any,
+) -> None:
+    """Run digesters again on finished documents; their other outputs are kept as they are.
+
+    Example: bucketdigest reprocess --digester tags --all
+    """
+    if bool(digests) == all_done:
+        raise click.UsageError("give HASH... or --all (not both)")
+    if digester_name is None and not outdated:
+        raise click.UsageError("say what to run again: --digester NAME and/or --outdated")
+    if digester_name is not None:
+        try:
+            digester_named(digester_name)
+        except KeyError as exc:
+            raise click.UsageError(exc.args[0]) from exc
+    try:
+        chosen = [keys.check_hash(d) for d in digests]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    target = open_store(store_settings(**store))
+    report = run_reprocess(
+        target, done_digests(target) if all_done else chosen, digester_name, outdated
+    )
+    click.echo(f"requeued {len(report.requeued)} document(s), skipped {len(report.skipped)}")
+    for digest, names in report.requeued.items():
+        click.echo(f"{digest}  {', '.join(names)}")
+    for digest, reason in report.skipped.items():
+        click.echo(f"{digest}  skipped: {reason}")
 
 
 @cli.command()

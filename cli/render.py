@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -80,3 +81,19 @@ def run_summary(console: Console, outcome: RunOutcome, results: Path | None, url
     console.print(f"results: {results if results is not None else url + 'store/out/'}")
     for name, reason in sorted(outcome.failed.items()):
         console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")
+
+
+def digesters_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="Digest chain (in order)")
+    for column in ("#", "digester", "label", "version", "outputs", "applies to"):
+        table.add_column(column, no_wrap=column in ("digester", "outputs"))
+    for row in rows:
+        table.add_row(
+            str(row["order"]),
+            row["name"],
+            row["label"],
+            row["version"],
+            ", ".join(row["outputs"]),
+            ", ".join(row["applies_to"]),
+        )
+    return table

@@ -15,6 +15,7 @@ from datetime import timedelta
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.pending import digests_with_pending_work
 from bucketdigest.shared.records import Failure, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
 
@@ -62,12 +63,14 @@ def _names(store: Store, digest: str) -> tuple[str, ...]:
 
 
 def reconcile(store: Store) -> ReconcileReport:
-    """Raw documents with no result and no marker are enqueued; todo and failed markers of
-    finished documents are removed; self-test scratch objects left by a crash are removed.
+    """Raw documents with no result (or with a result and pending work, such as a reprocess
+    request) and no marker are enqueued; todo and failed markers of finished documents are
+    removed; self-test scratch objects left by a crash are removed.
     (Processing markers of finished documents are left to the lease sweep, which removes them
     once their lease has expired, so a worker finishing right now is not disturbed.)"""
     report = ReconcileReport()
     done = {keys.parse_out_key(i.key) for i in store.list(keys.OUT_PREFIX)}
+    done -= digests_with_pending_work(store)
     queued: set[str] = set()
     for state in QueueState:
         for info in store.list(state.prefix):

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.pending import is_finished
 from bucketdigest.shared.records import Attempt, Claim, Failure
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.tickets import rebuild_ticket
@@ -54,8 +55,9 @@ def lease_expired(claim: Claim, marker: ObjectInfo, now: datetime, bound: float)
 
 
 def _finalize_if_done(store: Store, digest: str) -> bool:
-    """A zip in ``store/out`` means done, whoever made it: drop leftover markers."""
-    if store.head(keys.out_key(digest)) is None:
+    """A zip in ``store/out`` with no pending work means done, whoever made it: drop leftover
+    markers."""
+    if not is_finished(store, digest):
         return False
     for state in QueueState:
         store.delete(keys.queue_key(state, digest))

@@ -158,3 +158,10 @@ def work_state_key(digest: str) -> str:
 def work_output_key(digest: str, digester: str) -> str:
     """``work/<hash>/<digester>.zip``: the files a completed digester produced."""
     return f"{work_prefix(digest)}{check_digester_name(digester)}.zip"
+
+
+def parse_work_digest(key: str) -> str:
+    """``work/<hash>/...`` → hash."""
+    if not key.startswith(WORK_PREFIX):
+        raise ValueError(f"not a work key: {key!r}")
+    return check_hash(key[len(WORK_PREFIX) :].partition("/")[0])

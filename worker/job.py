@@ -34,6 +34,7 @@ from bucketdigest.shared.errors import (
 )
 from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.records import (
     Attempt,
     DigestRecords,
@@ -52,7 +53,6 @@ from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.package import build_members, write_zip
 from bucketdigest.worker.progress import (
     clear_progress,
-    has_progress,
     load_progress,
     save_output,
     save_records,
@@ -211,7 +211,8 @@ def _digest_and_upload(
     result = _records(ticket.digest, kind, final)
     primary = final[PRIMARY_OUTPUT]
     if primary.status is not OutputStatus.COMPLETED or not is_finished(final, ctx.max_attempts):
-        raise ChainIncomplete(result, final=primary.is_terminal(ctx.max_attempts))
+        text_lost = primary.status is OutputStatus.FAILED and primary.is_terminal(ctx.max_attempts)
+        raise ChainIncomplete(result, final=text_lost)
     members = build_members(result, tree, _info(job, result, ctx, seconds))
     archive = write_zip(members, workdir / "out.zip")
     guard()
@@ -301,7 +302,7 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
     started = time.perf_counter()
     with Lease(ctx.store, job, ctx.lease_seconds) as lease:
         previous = ctx.store.head(keys.out_key(ticket.digest))
-        if previous is not None and not has_progress(ctx.store, ticket.digest):
+        if previous is not None and not has_pending_work(ctx.store, ticket.digest):
             lease.release()
             return JobResult(ticket.digest, name, Outcome.ALREADY_DONE)
         try:

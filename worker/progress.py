@@ -24,11 +24,6 @@ from bucketdigest.worker.package import read_members, read_records, write_zip
 log = logging.getLogger(__name__)
 
 
-def has_progress(store: Store, digest: str) -> bool:
-    """Whether anything waits under ``work/<hash>/`` (one listing request)."""
-    return any(True for _ in store.list(keys.work_prefix(digest), limit=1))
-
-
 def _restore(
     store: Store,
     digest: str,

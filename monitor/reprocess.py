@@ -1,0 +1,96 @@
+"""``bucketdigest reprocess``: run some digesters again on documents already done.
+
+For each document a reprocess request is written to ``work/<hash>/digests.json``: the records
+from its result zip, with the chosen digesters' outputs (and everything they reset) back to
+``todo``, and a todo marker is created. The worker that claims it starts from the existing zip,
+runs only what is ``todo`` and replaces the zip, so every other output stays byte-identical.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import NotFound
+from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import DigestRecords
+from bucketdigest.shared.store import Store
+from bucketdigest.shared.tickets import rebuild_ticket
+from bucketdigest.worker.digesters import CHAIN, cascade
+from bucketdigest.worker.digesters.state import plan, reset
+from bucketdigest.worker.package import read_records
+from bucketdigest.worker.progress import save_records
+
+
+@dataclass
+class ReprocessReport:
+    requeued: dict[str, list[str]] = field(default_factory=dict)
+    """Digest → the digesters that will run again."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Digest → why nothing was requeued."""
+
+
+def outdated_digesters(records: DigestRecords | None) -> list[str]:
+    """Digesters whose recorded version differs from the running one, or with no record."""
+    recorded = {} if records is None else {r.digester: r.digester_version for r in records.outputs}
+    return [d.name for d in CHAIN if recorded.get(d.name) != d.version]
+
+
+def done_digests(store: Store) -> list[str]:
+    return [keys.parse_out_key(info.key) for info in store.list(keys.OUT_PREFIX)]
+
+
+def _reprocess_one(
+    store: Store, digest: str, digester: str | None, outdated: bool
+) -> tuple[list[str], str]:
+    """(digesters to run again, "") or ([], reason for skipping)."""
+    ticket = rebuild_ticket(store, digest)
+    if ticket is None:
+        return [], "its source is not in the store"
+    try:
+        kind = file_type(ticket.ext)
+    except UnsupportedFileType as exc:
+        return [], str(exc)
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-reprocess-") as scratch:
+        archive = Path(scratch) / "result.zip"
+        try:
+            store.download(keys.out_key(digest), archive)
+        except NotFound:
+            return [], "it is not done (no result zip)"
+        previous = read_records(archive)
+    chosen: list[str] = []
+    if digester is not None:
+        chosen += [name for name in cascade(digester) if name not in chosen]
+    if outdated:
+        chosen += [name for name in outdated_digesters(previous) if name not in chosen]
+    if not chosen:
+        return [], "up to date"
+    now = store.now()
+    records = plan(CHAIN, kind, now, previous.by_output() if previous else None)
+    for output, record in records.items():
+        if record.digester in chosen:
+            records[output] = reset(record, now)
+    save_records(
+        store, DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
+    )
+    store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
+    return chosen, ""
+
+
+def reprocess(
+    store: Store, digests: Iterable[str], digester: str | None, outdated: bool
+) -> ReprocessReport:
+    """Request reprocessing of ``digests`` (validated hashes) for ``digester`` (with its
+    cascade) and/or, with ``outdated``, every digester whose version changed."""
+    report = ReprocessReport()
+    for digest in digests:
+        chosen, reason = _reprocess_one(store, digest, digester, outdated)
+        if chosen:
+            report.requeued[digest] = chosen
+        else:
+            report.skipped[digest] = reason
+    return report
