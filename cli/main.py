@@ -38,8 +38,6 @@ from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
 from bucketdigest.monitor.repair import reconcile, retry_failed
-from bucketdigest.monitor.reprocess import done_digests
-from bucketdigest.monitor.reprocess import reprocess as run_reprocess
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
@@ -51,6 +49,8 @@ from bucketdigest.worker.digesters import CHAIN, RESETS, digester_named
 from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pool import run_until_signalled, start_workers
+from bucketdigest.worker.reprocess import done_digests
+from bucketdigest.worker.reprocess import reprocess as run_reprocess
 
 console = Console(stderr=True, soft_wrap=True)
 

@@ -46,7 +46,7 @@ from bucketdigest.shared.records import (
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain, run_digester
 from bucketdigest.worker.claim import Job
-from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
+from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS, digester_named
 from bucketdigest.worker.digesters.base import DigestContext, Digester, DigestSettings, Produced
 from bucketdigest.worker.digesters.state import plan
 from bucketdigest.worker.lease import Lease
@@ -117,7 +117,11 @@ class ChainIncomplete(DigestError):
 
     def __init__(self, records: DigestRecords, final: bool) -> None:
         failed = [r for r in records.outputs if r.status is OutputStatus.FAILED]
-        message = "; ".join(f"{r.digester} failed: {r.error}" for r in failed)
+        lost = {r.output for r in failed}
+        causes = [r for r in failed if not lost & set(digester_named(r.digester).needs)]
+        message = "; ".join(f"{r.digester} failed: {r.error}" for r in causes)
+        if final:  # the document is lost: say why in the words of its text's failure
+            message = records.by_output()[PRIMARY_OUTPUT].error
         detail = "\n".join(
             f"{r.output} ({r.digester} {r.digester_version}), attempt {r.attempts}: {r.error}"
             for r in failed

@@ -15,7 +15,6 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.repair import reconcile
-from bucketdigest.monitor.reprocess import reprocess
 from bucketdigest.shared import keys
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.samples import make_pdf
@@ -24,6 +23,7 @@ from bucketdigest.worker.convert import ConverterOptions
 from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.digesters.base import DigestSettings, LlmSettings
 from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.reprocess import reprocess
 
 
 def _settings(**digest: object) -> WorkerSettings:
