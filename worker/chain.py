@@ -102,8 +102,6 @@ def run_chain(
             if record.status is OutputStatus.COMPLETED and record.output not in started
             for name in record.artifacts
         }
-        for record in mine:
-            _remove_from_tree(ctx.tree, record)
         missing = _missing_need(digester, records, producers)
         try:
             if missing:

@@ -137,7 +137,9 @@ def _info(
 ) -> dict[str, Any]:
     ticket = job.claim.ticket
     markdown = records.by_output()[PRIMARY_OUTPUT].content or {}
-    failed = [f"{r.output} failed: {r.error}" for r in records.outputs if r.status == "failed"]
+    failed = [
+        f"{r.output} failed: {r.error}" for r in records.outputs if r.status is OutputStatus.FAILED
+    ]
     return {
         "digest": ticket.digest,
         "ext": ticket.ext,

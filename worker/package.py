@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.shared.records import DigestRecords, OutputStatus
 from bucketdigest.worker.digesters.text import document_pages
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -73,12 +73,3 @@ def read_records(archive: Path) -> DigestRecords | None:
     """The ``digests.json`` of a result zip; None for results made before the digest chain."""
     members = read_members(archive, [DIGESTS])
     return DigestRecords.from_json(members[DIGESTS]) if DIGESTS in members else None
-
-
-def completed_artifacts(records: Iterable[OutputRecord], digester: str) -> list[str]:
-    return [
-        name
-        for record in records
-        if record.digester == digester and record.status is OutputStatus.COMPLETED
-        for name in record.artifacts
-    ]

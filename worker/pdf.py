@@ -16,9 +16,9 @@ import pymupdf
 
 from bucketdigest.shared.errors import DigestError, PermanentDigestError
 from bucketdigest.worker.convert import CONVERTER, Conversion, ConverterOptions, converter_version
+from bucketdigest.worker.digesters.text import has_text
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
-_IMAGE_LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 
 
 def _open(source: Path, ext: str) -> pymupdf.Document:
@@ -83,7 +83,7 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
     finally:
         doc.close()
     pages = tuple(_relative_images(chunk["text"], image_dir, "images/") for chunk in chunks)
-    textless = [n for n, page in enumerate(pages, start=1) if not _IMAGE_LINK.sub("", page).strip()]
+    textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
     problems = []
     if len(pages) != page_count:
         problems.append(f"converter returned {len(pages)} of {page_count} pages")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 
 from bucketdigest.shared import keys
@@ -59,7 +60,7 @@ def _restore(
 
 
 def load_progress(
-    store: Store, digest: str, tree: Path, previous: Path | None, now: Callable
+    store: Store, digest: str, tree: Path, previous: Path | None, now: Callable[[], datetime]
 ) -> dict[str, OutputRecord]:
     """The records to resume from, with completed outputs' files restored into ``tree``.
 

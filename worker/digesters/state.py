@@ -108,14 +108,6 @@ def fail(record: OutputRecord, error: str, retryable: bool, now: datetime) -> Ou
     )
 
 
-def interrupt(record: OutputRecord, before: OutputRecord) -> OutputRecord:
-    """An in-progress run stopped from outside (shutdown, lost lease): as it was before,
-    the attempt not counted."""
-    if record.status is not OutputStatus.IN_PROGRESS:
-        raise TransitionError(f"cannot interrupt {record.output}: it is {record.status}")
-    return before
-
-
 def reset(record: OutputRecord, now: datetime) -> OutputRecord:
     """Back to ``todo`` with fresh attempts; ``skipped`` stays (the type did not change).
     ``content_sha256`` is kept as the fingerprint of the last content, so a producer that runs

@@ -8,7 +8,7 @@ from collections import Counter
 
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import document_pages, plain_text
+from bucketdigest.worker.digesters.text import document_text
 
 SUMMARY = "summary.md"
 SENTENCES = 5
@@ -67,13 +67,17 @@ class Summary(Digester):
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
-        text = "\n\n".join(plain_text(page) for page in document_pages(ctx.tree))
+        text = document_text(ctx.tree)
         llm = ctx.settings.llm
         if llm is not None and text.strip():
             from bucketdigest.worker.digesters.llm import summarise
 
             summary = summarise(text, llm)
-            content = {"producer": "llm", "model": llm.model, "endpoint": llm.url}
+            content: dict[str, object] = {
+                "producer": "llm",
+                "model": llm.model,
+                "endpoint": llm.url,
+            }
             content["truncated_input"] = len(text) > llm.max_input_chars
         else:
             summary = extractive_summary(text)

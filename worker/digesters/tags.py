@@ -6,7 +6,7 @@ import json
 
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import document_pages, plain_text
+from bucketdigest.worker.digesters.text import document_text
 
 TAGS = "tags.json"
 TOP = 20
@@ -24,7 +24,7 @@ class Tags(Digester):
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         import yake
 
-        text = "\n\n".join(plain_text(page) for page in document_pages(ctx.tree))
+        text = document_text(ctx.tree)
         found = yake.KeywordExtractor(lan="en", n=3, top=TOP).extract_keywords(text) if text else []
         tags = [{"keyword": keyword, "score": round(score, 6)} for keyword, score in found]
         data = json.dumps(tags, indent=2, ensure_ascii=False) + "\n"

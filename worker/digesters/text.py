@@ -51,6 +51,11 @@ def document_pages(tree: Path) -> list[str]:
     return pages
 
 
+def document_text(tree: Path) -> str:
+    """The whole document as plain text, pages separated by blank lines."""
+    return "\n\n".join(plain_text(page) for page in document_pages(tree))
+
+
 def has_text(markdown: str) -> bool:
     """Whether a page's Markdown holds any text besides image links."""
     return bool(_IMAGE_LINK.sub("", markdown).strip())
