@@ -206,6 +206,9 @@ def _digest_and_upload(
             seconds[digester.name] = time.perf_counter() - began
 
     def persist(digester: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
+        # Renew the claim first: a worker paused past its lease (a zombie) learns here, not
+        # after its progress has landed beside the new owner's.
+        lease.heartbeat()
         guard()
         save_output(ctx.store, ticket.digest, digester.name, files)
         save_records(ctx.store, _records(ticket.digest, kind, now))
