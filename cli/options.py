@@ -1,19 +1,46 @@
-"""Options shared by several commands, each with its environment-variable fallback."""
+"""Options shared by several commands, declared once, each with its environment-variable
+fallback. Each group reaches the command as one settings object (``store``, ``ingest``,
+``worker``), built and validated here."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
+from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir
+from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
-from bucketdigest.worker.convert import MODES, ConverterOptions
-from bucketdigest.worker.digesters.base import DigestSettings, LlmSettings
+from bucketdigest.shared.filetypes import expand_extensions
+from bucketdigest.worker.digester import DigestSettings, LlmSettings
+from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.sandbox import SandboxLimits
 
 F = Callable[..., Any]
+Decorator = Callable[[F], F]
+
+
+def option_group(target: str, build: Callable[..., Any], *options: Decorator) -> Decorator:
+    """Declare ``options`` on a command and hand it ``build(**their values)`` as ``target``."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            return func(*args, **{target: build(**values)}, **kwargs)
+
+        params = wrapper.__dict__.setdefault("__click_params__", [])
+        before = len(params)
+        for option in reversed(options):
+            option(wrapper)
+        names = [param.name for param in params[before:]]
+        return wrapper
+
+    return decorate
 
 
 max_attempts_option = click.option(
@@ -24,37 +51,17 @@ max_attempts_option = click.option(
     help="Attempts before a document is dead-lettered.",
 )
 
-
-def store_options(func: F) -> F:
-    """--bucket, --endpoint-url, --region, --path-style."""
-    for option in reversed(
-        [
-            click.option(
-                "--bucket",
-                envvar="BUCKETDIGEST_BUCKET",
-                default=DEFAULT_BUCKET,
-                show_default=True,
-                help="s3://bucket/prefix, file://DIR or a directory (the embedded local store).",
-            ),
-            click.option(
-                "--endpoint-url",
-                envvar="AWS_ENDPOINT_URL",
-                help="S3 endpoint for MinIO, R2, Ceph, moto... (env AWS_ENDPOINT_URL).",
-            ),
-            click.option("--region", envvar="AWS_REGION", help="S3 region (env AWS_REGION)."),
-            click.option(
-                "--path-style/--virtual-host-style",
-                envvar="BUCKETDIGEST_PATH_STYLE",
-                default=False,
-                help="S3 addressing style; MinIO and Ceph usually need --path-style.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+workers_option = click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    envvar="BUCKETDIGEST_WORKERS",
+    help="Worker processes on this machine.",
+)
 
 
-def store_settings(
+def _store(
     bucket: str, endpoint_url: str | None, region: str | None, path_style: bool
 ) -> StoreSettings:
     return StoreSettings(
@@ -62,107 +69,74 @@ def store_settings(
     )
 
 
-def worker_options(func: F) -> F:
-    """Options of workers, shared by ``work`` and ``run``."""
-    for option in reversed(
-        [
-            click.option(
-                "--workers",
-                type=click.IntRange(1),
-                default=1,
-                show_default=True,
-                envvar="BUCKETDIGEST_WORKERS",
-                help="Worker processes on this machine.",
-            ),
-            click.option(
-                "--lease-seconds",
-                type=click.FloatRange(1),
-                default=300,
-                show_default=True,
-                help="Lease of a claim; renewed every quarter of it.",
-            ),
-            click.option(
-                "--job-timeout",
-                type=click.FloatRange(1),
-                default=600,
-                show_default=True,
-                help="Wall-clock limit of one digester on one document, in seconds.",
-            ),
-            click.option(
-                "--max-memory",
-                type=click.IntRange(64),
-                default=None,
-                help="Address-space cap of the digester process, in MiB (layout needs ~1024, "
-                "embeddings ~4096).",
-            ),
-            click.option(
-                "--jobs-per-child",
-                type=click.IntRange(1),
-                default=50,
-                show_default=True,
-                help="Replace the digester process after this many documents.",
-            ),
-            max_attempts_option,
-            click.option(
-                "--retry-delay",
-                type=click.FloatRange(0),
-                default=30,
-                show_default=True,
-                help="Backoff before the second attempt (doubles after).",
-            ),
-            click.option(
-                "--converter-mode",
-                type=click.Choice(MODES),
-                default="layout",
-                show_default=True,
-                envvar="BUCKETDIGEST_CONVERTER_MODE",
-                help="pymupdf4llm engine: layout (better text) or legacy (faster).",
-            ),
-            click.option(
-                "--ocr-language",
-                default="eng",
-                show_default=True,
-                envvar="BUCKETDIGEST_OCR_LANGUAGE",
-                help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
-            ),
-            click.option(
-                "--llm-url",
-                envvar="BUCKETDIGEST_LLM_URL",
-                help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) for summaries; "
-                "without it summaries are extractive.",
-            ),
-            click.option(
-                "--llm-model",
-                envvar="BUCKETDIGEST_LLM_MODEL",
-                help="Model name sent to --llm-url.",
-            ),
-            click.option(
-                "--llm-key-env",
-                default="BUCKETDIGEST_LLM_API_KEY",
-                show_default=True,
-                help="Environment variable holding the endpoint's API key (if it needs one).",
-            ),
-            click.option(
-                "--monitor-every",
-                type=click.FloatRange(1),
-                default=60,
-                show_default=True,
-                help="Each worker also requeues expired claims this often (seconds).",
-            ),
-            click.option(
-                "--grace",
-                type=click.FloatRange(0),
-                default=60,
-                show_default=True,
-                help="On SIGTERM, time the current job gets before it is handed back.",
-            ),
-        ]
-    ):
-        func = option(func)
-    return func
+store_options = option_group(
+    "store",
+    _store,
+    click.option(
+        "--bucket",
+        envvar="BUCKETDIGEST_BUCKET",
+        default=DEFAULT_BUCKET,
+        show_default=True,
+        help="s3://bucket/prefix, file://DIR or a directory (the embedded local store).",
+    ),
+    click.option(
+        "--endpoint-url",
+        envvar="AWS_ENDPOINT_URL",
+        help="S3 endpoint for MinIO, R2, Ceph, moto... (env AWS_ENDPOINT_URL).",
+    ),
+    click.option("--region", envvar="AWS_REGION", help="S3 region (env AWS_REGION)."),
+    click.option(
+        "--path-style/--virtual-host-style",
+        envvar="BUCKETDIGEST_PATH_STYLE",
+        default=False,
+        help="S3 addressing style; MinIO and Ceph usually need --path-style.",
+    ),
+)
 
 
-def worker_settings(
+def _ingest(
+    ext: str, include: tuple[str, ...], exclude: tuple[str, ...], ref: str, cache_dir: Path | None
+) -> IngestSettings:
+    try:
+        exts = expand_extensions(ext.split(","))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--ext") from exc
+    return IngestSettings(
+        file_filter=FileFilter(exts=exts, include=include, exclude=exclude),
+        ref=ref,
+        cache_dir=cache_dir or default_cache_dir(),
+    )
+
+
+ingest_options = option_group(
+    "ingest",
+    _ingest,
+    click.option(
+        "--ext",
+        default="pdf",
+        show_default=True,
+        help="Comma-separated extensions or groups to take: documents (pdf, epub, xps, cbz...), "
+        "text (md, txt), images (png, jpg, tiff), all.",
+    ),
+    click.option("--include", multiple=True, help="Only paths matching this glob (repeatable)."),
+    click.option("--exclude", multiple=True, help="Glob of relative paths to skip (repeatable)."),
+    click.option(
+        "--ref",
+        default="HEAD",
+        show_default=True,
+        help="Git ref to ingest (default: the remote's HEAD).",
+    ),
+    click.option(
+        "--cache-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="BUCKETDIGEST_CACHE_DIR",
+        help="Where Git sources are cloned (bare, no LFS content) and kept for later fetches "
+        "[default: ~/.cache/bucketdigest/git].",
+    ),
+)
+
+
+def _worker(
     *,
     lease_seconds: float,
     job_timeout: float,
@@ -170,6 +144,7 @@ def worker_settings(
     jobs_per_child: int,
     max_attempts: int,
     retry_delay: float,
+    checkpoint_after: float,
     converter_mode: str,
     ocr_language: str,
     llm_url: str | None,
@@ -177,8 +152,6 @@ def worker_settings(
     llm_key_env: str,
     monitor_every: float,
     grace: float,
-    max_jobs: int | None = None,
-    exit_when_idle: bool = False,
 ) -> WorkerSettings:
     if bool(llm_url) != bool(llm_model):
         raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
@@ -187,8 +160,7 @@ def worker_settings(
         lease_seconds=lease_seconds,
         max_attempts=max_attempts,
         retry_delay=retry_delay,
-        max_jobs=max_jobs,
-        exit_when_idle=exit_when_idle,
+        checkpoint_after=checkpoint_after,
         idle_sleep=min(5.0, lease_seconds / 4),
         grace_seconds=grace,
         monitor_every=monitor_every,
@@ -201,3 +173,97 @@ def worker_settings(
             jobs_per_child=jobs_per_child,
         ),
     )
+
+
+worker_options = option_group(
+    "worker",
+    _worker,
+    click.option(
+        "--lease-seconds",
+        type=click.FloatRange(1),
+        default=300,
+        show_default=True,
+        help="Lease of a claim; renewed every quarter of it.",
+    ),
+    click.option(
+        "--job-timeout",
+        type=click.FloatRange(1),
+        default=600,
+        show_default=True,
+        help="Wall-clock limit of one digester on one document, in seconds.",
+    ),
+    click.option(
+        "--max-memory",
+        type=click.IntRange(64),
+        default=None,
+        help="Address-space cap of the digester process, in MiB (layout needs ~1024, "
+        "embeddings ~4096).",
+    ),
+    click.option(
+        "--jobs-per-child",
+        type=click.IntRange(1),
+        default=50,
+        show_default=True,
+        help="Replace the digester process after this many documents.",
+    ),
+    max_attempts_option,
+    click.option(
+        "--retry-delay",
+        type=click.FloatRange(0),
+        default=30,
+        show_default=True,
+        help="Backoff before the second attempt (doubles after).",
+    ),
+    click.option(
+        "--checkpoint-after",
+        type=click.FloatRange(0),
+        default=20,
+        show_default=True,
+        help="Save a job's progress to the bucket once its unsaved digesters took this many "
+        "seconds (a taken-over job resumes from there).",
+    ),
+    click.option(
+        "--converter-mode",
+        type=click.Choice(MODES),
+        default="layout",
+        show_default=True,
+        envvar="BUCKETDIGEST_CONVERTER_MODE",
+        help="pymupdf4llm engine: layout (better text) or legacy (faster).",
+    ),
+    click.option(
+        "--ocr-language",
+        default="eng",
+        show_default=True,
+        envvar="BUCKETDIGEST_OCR_LANGUAGE",
+        help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
+    ),
+    click.option(
+        "--llm-url",
+        envvar="BUCKETDIGEST_LLM_URL",
+        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) for summaries; "
+        "without it summaries are extractive.",
+    ),
+    click.option(
+        "--llm-model", envvar="BUCKETDIGEST_LLM_MODEL", help="Model name sent to --llm-url."
+    ),
+    click.option(
+        "--llm-key-env",
+        default="BUCKETDIGEST_LLM_API_KEY",
+        show_default=True,
+        help="Environment variable holding the endpoint's API key (if it needs one).",
+    ),
+    click.option(
+        "--monitor-every",
+        type=click.FloatRange(1),
+        default=60,
+        show_default=True,
+        help="Each worker also requeues expired claims this often (seconds).",
+    ),
+    click.option(
+        "--grace",
+        type=click.FloatRange(0),
+        default=60,
+        show_default=True,
+        help="On SIGTERM, time the current job gets before it is handed back.",
+    ),
+)

@@ -2,16 +2,114 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
+from dataclasses import asdict
+from types import TracebackType
 from typing import Any
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
-from bucketdigest.cli.runner import RunOutcome
+from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
+from bucketdigest.monitor.loop import MonitorPass
 from bucketdigest.monitor.status import Status
+from bucketdigest.runner.local import RunReport
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
+from bucketdigest.worker.outcome import JobResult, Outcome
+
+
+def ingest_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "run": json.loads(report.run.to_json()),
+        "files": [asdict(f) for f in report.files],
+    }
+
+
+def status_json(status: Status) -> dict[str, Any]:
+    return {
+        "counts": status.counts,
+        "failures": [asdict(f) for f in status.failures],
+        "runs": [json.loads(r.to_json()) for r in status.runs],
+    }
+
+
+def catalog_json(entry: CatalogEntry) -> dict[str, Any]:
+    return {**json.loads(entry.record.to_json()), "state": entry.state or "unknown"}
+
+
+def monitor_line(done: MonitorPass) -> str:
+    swept = done.sweep
+    line = (
+        f"requeued {len(swept.requeued)}, dead-lettered {len(swept.dead_lettered)}, "
+        f"finalized {len(swept.finalized)}"
+    )
+    if (repaired := done.reconcile) is not None:
+        line += (
+            f"; consistency: enqueued {len(repaired.enqueued)}, "
+            f"cleaned {len(repaired.cleaned)}, scratch removed {len(repaired.scratch_removed)}"
+        )
+    return line
+
+
+class RunProgress:
+    """The live display of ``run``: documents settled, pages, pages/s, ETA; failures as lines."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[pages]} pages, {task.fields[rate]} pages/s"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self._task = self._progress.add_task("documents", total=None, pages=0, rate="-")
+        self._started = 0.0
+
+    def __enter__(self) -> RunProgress:
+        self._progress.__enter__()
+        self._started = self._progress.get_time()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._progress.__exit__(kind, value, trace)
+
+    def ingested(self, report: IngestReport) -> None:
+        ingest_summary(self._progress.console, report.run)
+        todo = sum(1 for f in report.files if f.state is not DocState.DONE)
+        self._progress.update(self._task, total=todo)
+
+    def result(self, result: JobResult) -> None:
+        pages = self._progress.tasks[self._task].fields["pages"] + result.pages
+        elapsed = max(self._progress.get_time() - self._started, 1e-9)
+        self._progress.update(
+            self._task,
+            advance=1 if result.outcome.ends_document else 0,
+            pages=pages,
+            rate=f"{pages / elapsed:.1f}",
+        )
+        if result.outcome in (Outcome.FAILED, Outcome.RETRYING):
+            reason = result.error.splitlines()[0] if result.error else ""
+            self._progress.console.print(
+                f"[red]{result.outcome.value}[/red] {result.name}: {reason}"
+            )
 
 
 def ingest_summary(console: Console, run: IngestRun) -> None:
@@ -70,15 +168,16 @@ def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:
         table.add_column(column, overflow="fold")
     for entry in entries:
         record = entry.record
-        table.add_row(record.source, record.path, record.digest[:12], entry.state)
+        table.add_row(record.source, record.path, record.digest[:12], entry.state or "unknown")
     console.print(table)
 
 
-def run_summary(console: Console, outcome: RunOutcome, results: Path | None, url: str) -> None:
+def run_summary(console: Console, report: RunReport) -> None:
+    outcome = report.outcome
     console.print(
         f"done: {len(outcome.done)} documents, {outcome.pages} pages converted in this run"
     )
-    console.print(f"results: {results if results is not None else url + 'store/out/'}")
+    console.print(f"results: {report.results}")
     for name, reason in sorted(outcome.failed.items()):
         console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")
 

@@ -19,9 +19,10 @@ from bucketdigest.ingestor.git import GitSource, is_git_url, is_local_repository
 from bucketdigest.ingestor.known import KnownObjects
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import FileError, IngestRun, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
@@ -36,8 +37,10 @@ class IngestedFile:
     source: str
     path: str
     digest: str
-    state: str
-    """``done``, ``queued``, ``in-queue`` (already todo/processing) or ``failed`` (dead letter)."""
+    state: DocState
+    """Where the document stands after ingest."""
+    queued: bool = False
+    """Whether this run put it in the queue (else it was done, or in the queue already)."""
 
 
 @dataclass
@@ -90,6 +93,34 @@ def open_sources(
     return sources, errors
 
 
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "bucketdigest" / "git"
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    """Which files to take from sources, and how Git sources are fetched."""
+
+    file_filter: FileFilter = field(default_factory=FileFilter)
+    ref: str = "HEAD"
+    """The Git ref to ingest (``HEAD``: the remote's default branch)."""
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    """Where Git sources are cloned (bare, without LFS content) and kept for later fetches."""
+
+
+def ingest_sources(
+    store: Store,
+    specs: Iterable[str],
+    settings: IngestSettings,
+    on_file: Callable[[IngestedFile], None] | None = None,
+) -> IngestReport:
+    """Open the folders, files and repositories named by ``specs`` and ingest them all."""
+    sources, errors = open_sources(
+        specs, settings.file_filter, ref=settings.ref, cache_dir=settings.cache_dir
+    )
+    return Ingestor(store, on_file=on_file).ingest(sources, errors)
+
+
 def new_run_id(store: Store) -> str:
     return f"{store.now().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
@@ -105,24 +136,27 @@ class Ingestor:
 
     def _upload(
         self, known: KnownObjects, digest: str, ext: str, size: int, path: Path, tally: _Tally
-    ) -> None:
+    ) -> bool:
+        """Upload the source unless the bucket has it; whether this call created it."""
         raw = keys.raw_key(digest, ext)
-        if self.store.put_if_absent(raw, path) is not None:
+        created = self.store.put_if_absent(raw, path) is not None
+        if created:
             tally.uploaded += 1
             tally.bytes_uploaded += size
         known.note(raw)
+        return created
 
     def _take(
         self, known: KnownObjects, candidate: Candidate, tally: _Tally
-    ) -> tuple[str, int, str]:
-        """Make sure the bucket has the document; returns (digest, size, state)."""
+    ) -> tuple[str, int, DocState, bool]:
+        """Make sure the bucket has the document; returns (digest, size, state, queued)."""
         ext = keys.normalize_ext(candidate.ext)
         fresh = False
         if candidate.digest is not None and candidate.size is not None:
             digest, size = candidate.digest, candidate.size
             if known.done(digest):
                 tally.already_done += 1
-                return digest, size, "done"
+                return digest, size, DocState.DONE, False
             if not known.has_raw(digest, ext):
                 with candidate.materialize() as path:
                     if candidate.downloads:
@@ -133,11 +167,11 @@ class Ingestor:
                 digest, size = sha256_file(path)
                 if known.done(digest):
                     tally.already_done += 1
-                    return digest, size, "done"
+                    return digest, size, DocState.DONE, False
                 if not known.has_raw(digest, ext):
                     fresh = self._upload(known, digest, ext, size, path, tally)
-        state = self._enqueue(known, digest, ext, size, candidate.relative, tally, fresh)
-        return digest, size, state
+        state, queued = self._enqueue(known, digest, ext, size, candidate.relative, tally, fresh)
+        return digest, size, state, queued
 
     def _enqueue(
         self,
@@ -148,23 +182,21 @@ class Ingestor:
         name: str,
         tally: _Tally,
         fresh: bool,
-    ) -> str:
-        """Queue the document unless it is queued, processing or dead-lettered. A source this
-        run just created cannot have a marker yet, so it skips the look-up."""
-        queued = None if fresh else known.queue_state(digest)
-        if queued is QueueState.FAILED:
-            return "failed"
-        if queued is not None:
-            return "in-queue"
+    ) -> tuple[DocState, bool]:
+        """Queue the document unless it is queued, processing or dead-lettered; returns its
+        state and whether this run queued it. A source this run just created cannot have a
+        marker yet, so it skips the look-up."""
+        state = None if fresh else known.queue_state(digest)
+        if state is not None:
+            return DocState(state.value), False
         ticket = Ticket(
             digest=digest, ext=ext, size=size, names=(name,), enqueued_at=self.store.now()
         )
-        todo = keys.queue_key(QueueState.TODO, digest)
-        if self.store.put_if_absent(todo, ticket.to_json()) is None:
-            return "in-queue"
-        known.note(todo)
+        if not queue.enqueue(self.store, ticket):
+            return DocState.TODO, False
+        known.note(keys.queue_key(QueueState.TODO, digest))
         tally.queued += 1
-        return "queued"
+        return DocState.TODO, True
 
     def _record_origin(
         self, known: KnownObjects, source: Source, candidate: Candidate, digest: str, size: int
@@ -205,13 +237,13 @@ class Ingestor:
         files: list[IngestedFile] = []
         for source, candidate in found:
             try:
-                digest, size, state = self._take(known, candidate, tally)
+                digest, size, state, queued = self._take(known, candidate, tally)
                 self._record_origin(known, source, candidate, digest, size)
             except (OSError, BucketdigestError) as exc:
                 log.error("%s: %s: %s", source.name, candidate.relative, exc)
                 failures.append(FileError(path=candidate.relative, reason=str(exc)))
                 continue
-            files.append(IngestedFile(source.name, candidate.relative, digest, state))
+            files.append(IngestedFile(source.name, candidate.relative, digest, state, queued))
             if self.on_file is not None:
                 self.on_file(files[-1])
         run_id = new_run_id(self.store)

@@ -3,54 +3,43 @@
 from __future__ import annotations
 
 import io
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError, NotFound
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import Store
-
-_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """One source path, the document it holds, and where that document is now."""
+    """One source path, the document it holds, and where that document is now (None: the
+    bucket has no trace of it)."""
 
     record: SourceRecord
-    state: str
-
-
-def document_states(store: Store) -> dict[str, str]:
-    """digest → ``done``/``todo``/``processing``/``failed`` for every document with a state."""
-    states: dict[str, str] = {}
-    for state in QueueState:
-        for info in store.list(state.prefix):
-            states[keys.parse_queue_key(info.key)[1]] = state.value
-    for info in store.list(keys.OUT_PREFIX):
-        states[keys.parse_out_key(info.key)] = "done"
-    return states
+    state: DocState | None
 
 
 def catalog(store: Store, source: str | None = None) -> list[CatalogEntry]:
     """Every registered (source, path), optionally of sources containing ``source``."""
-    states = document_states(store)
+    states = queue.document_states(store)
     entries = []
     for info in store.list(keys.REGISTRY_DOCS_PREFIX):
         record = SourceRecord.from_json(store.get(info.key).data)
         if source is None or source in record.source:
-            entries.append(CatalogEntry(record, states.get(record.digest, "unknown")))
+            entries.append(CatalogEntry(record, states.get(record.digest)))
     return sorted(entries, key=lambda e: (e.record.source, e.record.path))
 
 
 def resolve(store: Store, path_or_hash: str) -> str:
     """The digest named by a hash, or by a registered path (exact, or a unique path suffix)."""
-    if _HASH.fullmatch(path_or_hash):
-        return path_or_hash
+    try:
+        return keys.check_hash(path_or_hash)
+    except ValueError:
+        pass
     matches = {
         entry.record.digest
         for entry in catalog(store)
@@ -70,7 +59,7 @@ def fetch_result(store: Store, digest: str, dest: Path) -> list[str]:
     try:
         data = store.get(keys.out_key(digest)).data
     except NotFound as exc:
-        state = document_states(store).get(digest, "unknown to this bucket")
+        state = queue.state_of(store, digest) or "unknown to this bucket"
         raise BucketdigestError(f"{digest}: no result yet (state: {state})") from exc
     dest.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:

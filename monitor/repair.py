@@ -9,14 +9,14 @@ seconds), not on every worker's monitor duty.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import digests_with_pending_work
-from bucketdigest.shared.records import Failure, SourceRecord, Ticket
+from bucketdigest.shared.records import SourceRecord, Ticket
 from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
@@ -28,20 +28,8 @@ def retry_failed(store: Store, digests: list[str] | None = None) -> list[str]:
     """Put dead-lettered jobs (all of them when ``digests`` is None) back in line with their
     attempts reset; their history is kept. Returns the digests requeued."""
     if digests is None:
-        digests = [keys.parse_queue_key(i.key)[1] for i in store.list(QueueState.FAILED.prefix)]
-    requeued = []
-    for digest in digests:
-        key = keys.queue_key(QueueState.FAILED, keys.check_hash(digest))
-        try:
-            marker = store.get(key)
-        except NotFound:
-            log.warning("%s is not in queue/failed/", digest)
-            continue
-        ticket = replace(Failure.from_json(marker.data).ticket, attempt=1, not_before=None)
-        store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
-        if store.delete(key, if_match=marker.etag):
-            requeued.append(digest)
-    return requeued
+        digests = [digest for digest, _ in queue.markers(store, QueueState.FAILED)]
+    return [digest for digest in digests if queue.retry(store, digest)]
 
 
 @dataclass
@@ -73,11 +61,10 @@ def reconcile(store: Store) -> ReconcileReport:
     done -= digests_with_pending_work(store)
     queued: set[str] = set()
     for state in QueueState:
-        for info in store.list(state.prefix):
-            digest = keys.parse_queue_key(info.key)[1]
+        for digest, info in queue.markers(store, state):
             queued.add(digest)
             if digest in done and state is not QueueState.PROCESSING:
-                store.delete(info.key)
+                queue.remove(store, digest, (state,))
                 report.cleaned.append(info.key)
     for info in store.list(keys.RAW_PREFIX):
         digest, ext = keys.parse_raw_key(info.key)
@@ -90,7 +77,7 @@ def reconcile(store: Store) -> ReconcileReport:
             names=_names(store, digest),
             enqueued_at=store.now(),
         )
-        if store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json()):
+        if queue.enqueue(store, ticket):
             report.enqueued.append(digest)
             log.info("enqueued %s, which had no result and no marker", digest)
     cutoff = store.now() - SCRATCH_MAX_AGE

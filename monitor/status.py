@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bucketdigest.shared import keys
-from bucketdigest.shared.errors import NotFound
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Failure, IngestRun
+from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.records import IngestRun
 from bucketdigest.shared.store import Store
 
 
@@ -29,27 +29,19 @@ class Status:
     runs: list[IngestRun] = field(default_factory=list)
 
 
-def read_failure(store: Store, digest: str) -> Failure | None:
-    try:
-        return Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
-    except NotFound:
-        return None
-
-
 def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status:
     """Count every state and read the most recent failures and ingest runs."""
-    counts = {state.value: 0 for state in QueueState}
+    counts = dict.fromkeys(DocState, 0)
     failed = []
     for state in QueueState:
-        for info in store.list(state.prefix):
-            counts[state.value] += 1
+        for digest, info in queue.markers(store, state):
+            counts[DocState(state.value)] += 1
             if state is QueueState.FAILED:
-                failed.append(info)
-    counts["done"] = sum(1 for _ in store.list(keys.OUT_PREFIX))
-    status = Status(counts={k: counts[k] for k in ("todo", "processing", "failed", "done")})
-    for info in sorted(failed, key=lambda i: i.last_modified, reverse=True)[:failures]:
-        _, digest = keys.parse_queue_key(info.key)
-        failure = read_failure(store, digest)
+                failed.append((info.last_modified, digest))
+    counts[DocState.DONE] = sum(1 for _ in store.list(keys.OUT_PREFIX))
+    status = Status(counts={state.value: n for state, n in counts.items()})
+    for _, digest in sorted(failed, reverse=True)[:failures]:
+        failure = queue.read_failure(store, digest)
         if failure is not None:
             status.failures.append(
                 FailureSummary(

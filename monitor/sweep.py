@@ -11,14 +11,15 @@ marker cannot both succeed, and the loser simply moves on.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import queue
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
-from bucketdigest.shared.records import Attempt, Claim, Failure
+from bucketdigest.shared.queue import RetryPolicy
+from bucketdigest.shared.records import Claim, Failure
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.tickets import rebuild_ticket
 
@@ -59,15 +60,13 @@ def _finalize_if_done(store: Store, digest: str) -> bool:
     markers."""
     if not is_finished(store, digest):
         return False
-    for state in QueueState:
-        store.delete(keys.queue_key(state, digest))
+    queue.remove(store, digest)
     return True
 
 
 def _requeue_claim(
-    store: Store, info: ObjectInfo, settings: MonitorSettings, report: SweepReport
+    store: Store, digest: str, info: ObjectInfo, settings: MonitorSettings, report: SweepReport
 ) -> None:
-    _, digest = keys.parse_queue_key(info.key)
     try:
         marker = store.get(info.key)
     except NotFound:
@@ -75,7 +74,7 @@ def _requeue_claim(
     try:
         claim = Claim.from_json(marker.data)
     except CorruptRecord as exc:
-        _replace_damaged_claim(store, info, marker.etag, settings, report, exc)
+        _replace_damaged_claim(store, digest, info, marker.etag, settings, report, exc)
         return
     now = store.now()
     if not lease_expired(claim, info, now, settings.stale_after):
@@ -83,17 +82,15 @@ def _requeue_claim(
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)
         return
-    ticket = claim.ticket
-    expired = Attempt(
-        attempt=ticket.attempt,
-        worker_id=claim.worker_id,
-        claimed_at=claim.claimed_at,
-        ended_at=now,
-        outcome="lease expired",
-        error=f"no heartbeat since {claim.heartbeat_at.isoformat()}",
+    ticket = queue.with_attempt(
+        claim.ticket,
+        claim,
+        now,
+        "lease expired",
+        f"no heartbeat since {claim.heartbeat_at.isoformat()}",
     )
-    ticket = replace(ticket, history=(*ticket.history, expired))
-    if ticket.attempt >= settings.max_attempts:
+    policy = RetryPolicy(max_attempts=settings.max_attempts)
+    if policy.gives_up(ticket.attempt):
         failure = Failure(
             ticket=ticket,
             worker_id=claim.worker_id,
@@ -101,13 +98,12 @@ def _requeue_claim(
             error=f"lease expired on attempt {ticket.attempt} of {settings.max_attempts}",
             retryable=False,
         )
-        store.put(keys.queue_key(QueueState.FAILED, digest), failure.to_json())
+        moved = queue.dead_letter(store, failure, marker.etag)
         target = report.dead_lettered
     else:
-        ticket = replace(ticket, attempt=ticket.attempt + 1, not_before=None)
-        store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
+        moved = queue.requeue(store, policy.next_attempt(ticket, now, backoff=False), marker.etag)
         target = report.requeued
-    if store.delete(info.key, if_match=marker.etag):
+    if moved:
         target.append(digest)
         log.info(
             "claim on %s by %s expired: %s",
@@ -119,6 +115,7 @@ def _requeue_claim(
 
 def _replace_damaged_claim(
     store: Store,
+    digest: str,
     info: ObjectInfo,
     etag: str,
     settings: MonitorSettings,
@@ -129,21 +126,20 @@ def _replace_damaged_claim(
     it is replaced by a todo ticket rebuilt from the source."""
     if store.now() <= info.last_modified + timedelta(seconds=settings.stale_after):
         return
-    _, digest = keys.parse_queue_key(info.key)
     log.error("%s: %s; requeueing from the stored source", info.key, exc)
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)
         return
     ticket = rebuild_ticket(store, digest)
-    if ticket is not None:
-        store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
-    if store.delete(info.key, if_match=etag) and ticket is not None:
+    if ticket is None:
+        queue.remove_damaged(store, QueueState.PROCESSING, digest, etag)
+    elif queue.requeue(store, ticket, etag):
         report.requeued.append(digest)
 
 
 def sweep(store: Store, settings: MonitorSettings) -> SweepReport:
     """One pass: expired claims back to todo, or to failed when out of attempts."""
     report = SweepReport()
-    for info in store.list(QueueState.PROCESSING.prefix):
-        _requeue_claim(store, info, settings, report)
+    for digest, info in queue.markers(store, QueueState.PROCESSING):
+        _requeue_claim(store, digest, info, settings, report)
     return report

@@ -1,5 +1,12 @@
 """The one error hierarchy of bucketdigest."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bucketdigest.shared.records import DigestRecords
+
 
 class BucketdigestError(Exception):
     """Base class of every error bucketdigest raises on purpose."""
@@ -43,6 +50,16 @@ class DigestError(BucketdigestError):
 
 class PermanentDigestError(DigestError):
     """The document itself is unusable (not a PDF, encrypted, empty): retrying cannot help."""
+
+
+class ChainIncomplete(DigestError):
+    """The digest chain ended with outputs not final, or with the document's text failed."""
+
+    def __init__(self, message: str, detail: str, records: DigestRecords, final: bool) -> None:
+        super().__init__(message, detail)
+        self.records = records
+        self.final = final
+        """True when the primary output failed for good: no retry can finish the document."""
 
 
 class Interrupted(BucketdigestError):

@@ -28,11 +28,13 @@ SELFTEST_PREFIX = "registry/selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
 
 WORK_PREFIX = "work/"
-"""A job's partial progress: ``work/<sha256>/digests.json`` (every output's record) and
-``work/<sha256>/<digester>.zip`` (the files of each completed digester). Removed once the
-result zip is written, so a reclaimed job resumes instead of starting over."""
+"""A job's partial progress: ``work/<sha256>/checkpoint-<n>.zip`` (the files of the outputs
+completed since the previous checkpoint, and ``digests.json``, every output's record), and
+``work/<sha256>/digests.json`` alone for a reprocess request. Removed once the result zip is
+written, so a reclaimed job resumes instead of starting over."""
 
-WORK_STATE_NAME = "digests.json"
+WORK_REQUEST_NAME = "digests.json"
+_CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
 
 _HASH = re.compile(r"[0-9a-f]{64}")
 _EXT = re.compile(r"[a-z0-9]{1,12}")
@@ -150,14 +152,23 @@ def work_prefix(digest: str) -> str:
     return f"{WORK_PREFIX}{check_hash(digest)}/"
 
 
-def work_state_key(digest: str) -> str:
-    """``work/<hash>/digests.json``: the records of every output of a job in progress."""
-    return f"{work_prefix(digest)}{WORK_STATE_NAME}"
+def work_request_key(digest: str) -> str:
+    """``work/<hash>/digests.json``: a reprocess request (the records to start from)."""
+    return f"{work_prefix(digest)}{WORK_REQUEST_NAME}"
 
 
-def work_output_key(digest: str, digester: str) -> str:
-    """``work/<hash>/<digester>.zip``: the files a completed digester produced."""
-    return f"{work_prefix(digest)}{check_digester_name(digester)}.zip"
+def work_checkpoint_key(digest: str, number: int) -> str:
+    """``work/<hash>/checkpoint-0001.zip``: the ``number``-th checkpoint of a job's progress."""
+    if not 1 <= number < 10**9:
+        raise ValueError(f"not a checkpoint number: {number}")
+    return f"{work_prefix(digest)}checkpoint-{number:04d}.zip"
+
+
+def parse_work_checkpoint_key(key: str) -> tuple[str, int] | None:
+    """``work/<hash>/checkpoint-<n>.zip`` → ``(hash, n)``; None for other work keys."""
+    digest = parse_work_digest(key)
+    match = _CHECKPOINT.fullmatch(key[len(work_prefix(digest)) :])
+    return (digest, int(match.group(1))) if match else None
 
 
 def parse_work_digest(key: str) -> str:

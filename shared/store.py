@@ -9,7 +9,7 @@ suite against every implementation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -77,6 +77,11 @@ class Store(Protocol):
     def delete(self, key: str, if_match: str | None = None) -> bool:
         """Delete; with ``if_match`` only that version. False when the condition failed or a
         conditional delete found nothing; an unconditional delete of a missing key is True."""
+        ...
+
+    def delete_many(self, keys: Sequence[str]) -> None:
+        """Delete ``keys`` unconditionally, missing ones included, in as few requests as the
+        backend allows (S3: one DeleteObjects per 1,000 keys)."""
         ...
 
     def list(

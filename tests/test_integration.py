@@ -16,12 +16,11 @@ import pytest
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.claim import try_claim
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -78,7 +77,7 @@ def _race(
     store: Store, digest: str, name: str, barrier: threading.Barrier, winners: list[str]
 ) -> None:
     barrier.wait()
-    if try_claim(store, digest, name, 60).job is not None:
+    if queue.claim(store, digest, name, 60).job is not None:
         winners.append(name)
 
 

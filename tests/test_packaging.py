@@ -7,7 +7,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPONENTS = ("cli", "ingestor", "monitor", "shared", "worker")
+COMPONENTS = ("cli", "ingestor", "monitor", "runner", "shared", "worker")
+ROLES = ("ingestor", "monitor", "worker")
 
 
 def test_the_packages_list_matches_the_folders_on_disk() -> None:
@@ -32,3 +33,15 @@ def test_no_module_imports_a_component_by_its_bare_name() -> None:
         if bare.search(path.read_text())
     ]
     assert offenders == []
+
+
+def test_roles_import_shared_and_never_each_other() -> None:
+    imports = re.compile(r"^\s*(?:from|import) bucketdigest\.(\w+)", re.M)
+    crossing = {
+        f"{path.relative_to(ROOT)} imports bucketdigest.{other}"
+        for role in (*ROLES, "shared")
+        for path in (ROOT / role).rglob("*.py")
+        for other in imports.findall(path.read_text())
+        if other not in (role, "shared")
+    }
+    assert crossing == set()

@@ -15,11 +15,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
-from bucketdigest.shared.records import OutputRecord, OutputStatus
-from bucketdigest.worker.digesters import cascade, digester_named
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.state import complete, fail, reset, runnable, start
+from bucketdigest.shared.errors import (
+    ChainIncomplete,
+    DigestError,
+    Interrupted,
+    PermanentDigestError,
+)
+from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.digesters import PRIMARY_OUTPUT, cascade, digester_named
+from bucketdigest.worker.output_state import complete, fail, reset, runnable, start
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +160,23 @@ def _reset_dependants(
 def is_finished(records: Mapping[str, OutputRecord], max_attempts: int) -> bool:
     """Every output final: completed, skipped, or failed with no attempt left."""
     return all(r.is_terminal(max_attempts) for r in records.values())
+
+
+def incomplete(records: DigestRecords, final: bool) -> ChainIncomplete:
+    """The error for a chain that did not finish: the failures that caused the others (a
+    dependant of a failed output is not a cause), or, when the document is lost (``final``),
+    its text's own failure."""
+    failed = [r for r in records.outputs if r.status is OutputStatus.FAILED]
+    lost = {r.output for r in failed}
+    causes = [r for r in failed if not lost & set(digester_named(r.digester).needs)]
+    message = "; ".join(f"{r.digester} failed: {r.error}" for r in causes)
+    if final:
+        message = records.by_output()[PRIMARY_OUTPUT].error
+    detail = "\n".join(
+        f"{r.output} ({r.digester} {r.digester_version}), attempt {r.attempts}: {r.error}"
+        for r in failed
+    )
+    return ChainIncomplete(message or "digest chain incomplete", detail, records, final)
 
 
 def run_digester(name: str, ctx: DigestContext) -> dict[str, Produced]:

@@ -1,4 +1,4 @@
-"""One claimed job from start to release: download, run the digest chain, zip, upload, release.
+"""One claimed job from start to end: download, run the digest chain, zip, upload, release.
 
 Every write after the claim checks that the lease is still ours; a lost lease abandons the
 job without writing anything more (the new owner's state is never touched). The result upload
@@ -8,7 +8,8 @@ is the starting point and is replaced only if it is still the version we started
 
 How a job ends follows from its outputs' records: all final with the text completed → the
 zip; the text failed for good → ``queue/failed/``; otherwise → back to ``queue/todo/`` after a
-backoff, the records kept in ``work/<hash>/`` so only what failed runs again.
+backoff, the records kept in a checkpoint so only what failed runs again. Every way out of
+``processing`` is a transition of :mod:`bucketdigest.shared.queue`, run through the lease.
 """
 
 from __future__ import annotations
@@ -18,71 +19,34 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import timedelta
-from enum import StrEnum
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import (
+    ChainIncomplete,
     DigestError,
     Interrupted,
     NotFound,
     PermanentDigestError,
 )
 from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
-from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import has_pending_work
-from bucketdigest.shared.records import (
-    Attempt,
-    DigestRecords,
-    Failure,
-    OutputRecord,
-    OutputStatus,
-    Ticket,
-)
+from bucketdigest.shared.queue import Job, RetryPolicy
+from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, OutputStatus
 from bucketdigest.shared.store import ObjectInfo, Store
-from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain, run_digester
-from bucketdigest.worker.claim import Job
-from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS, digester_named
-from bucketdigest.worker.digesters.base import DigestContext, Digester, DigestSettings, Produced
-from bucketdigest.worker.digesters.state import plan
+from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
+from bucketdigest.worker.checkpoint import Progress
+from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
+from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
 from bucketdigest.worker.lease import Lease
-from bucketdigest.worker.package import build_members, write_zip
-from bucketdigest.worker.progress import (
-    clear_progress,
-    load_progress,
-    save_output,
-    save_records,
-)
+from bucketdigest.worker.outcome import JobResult, Outcome
+from bucketdigest.worker.output_state import plan
+from bucketdigest.worker.package import build_members, info, write_zip
 from bucketdigest.worker.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
-
-
-class Outcome(StrEnum):
-    """How a job this worker held ended."""
-
-    DONE = "done"
-    ALREADY_DONE = "already-done"
-    RETRYING = "retrying"
-    FAILED = "failed"
-    ABANDONED = "abandoned"
-    HANDED_BACK = "handed-back"
-
-
-@dataclass(frozen=True)
-class JobResult:
-    """What happened to one job, for logs, progress bars and summaries."""
-
-    digest: str
-    name: str
-    outcome: Outcome
-    pages: int = 0
-    error: str = ""
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -94,75 +58,42 @@ class JobContext:
     digest: DigestSettings
     worker_id: str
     lease_seconds: float
-    max_attempts: int
-    retry_delay: float
+    retry: RetryPolicy
     shutdown_reason: Callable[[], str | None]
+    checkpoint_after: float = 20.0
+    """Write a checkpoint once the unsaved digesters' work took this many seconds."""
 
 
-def _ended(ticket: Ticket, job: Job, ctx: JobContext, outcome: str, error: str = "") -> Ticket:
-    """``ticket`` with this attempt appended to its history."""
-    attempt = Attempt(
-        attempt=ticket.attempt,
-        worker_id=ctx.worker_id,
-        claimed_at=job.claim.claimed_at,
-        ended_at=ctx.store.now(),
-        outcome=outcome,
-        error=error,
-    )
-    return replace(ticket, history=(*ticket.history, attempt))
+def _records(digest: str, kind: FileType, records: dict[str, OutputRecord]) -> DigestRecords:
+    return DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
 
 
-class ChainIncomplete(DigestError):
-    """The chain ended with outputs that are not final, or with the primary text failed."""
-
-    def __init__(self, records: DigestRecords, final: bool) -> None:
-        failed = [r for r in records.outputs if r.status is OutputStatus.FAILED]
-        lost = {r.output for r in failed}
-        causes = [r for r in failed if not lost & set(digester_named(r.digester).needs)]
-        message = "; ".join(f"{r.digester} failed: {r.error}" for r in causes)
-        if final:  # the document is lost: say why in the words of its text's failure
-            message = records.by_output()[PRIMARY_OUTPUT].error
-        detail = "\n".join(
-            f"{r.output} ({r.digester} {r.digester_version}), attempt {r.attempts}: {r.error}"
-            for r in failed
-        )
-        super().__init__(message or "digest chain incomplete", detail)
-        self.records = records
-        self.final = final
-        """True when the primary output failed for good: no retry can finish the document."""
+def _fenced(lease: Lease, write: Callable[[], object]) -> bool:
+    """Renew the claim, then write: a worker paused past its lease (a zombie) learns it here,
+    before anything of its lands beside the new owner's. False if the lease is lost."""
+    lease.heartbeat()
+    if lease.lost.is_set():
+        return False
+    write()
+    return True
 
 
-def _info(
-    job: Job, records: DigestRecords, ctx: JobContext, seconds: dict[str, float]
-) -> dict[str, Any]:
-    ticket = job.claim.ticket
-    markdown = records.by_output()[PRIMARY_OUTPUT].content or {}
-    failed = [
-        f"{r.output} failed: {r.error}" for r in records.outputs if r.status is OutputStatus.FAILED
-    ]
-    return {
-        "digest": ticket.digest,
-        "ext": ticket.ext,
-        "file_type": records.file_type,
-        "size": ticket.size,
-        "names": list(ticket.names),
-        "pages": markdown.get("pages", 0),
-        "metadata": markdown.get("metadata", {}),
-        "converter": markdown.get("converter", {}),
-        "problems": [*markdown.get("problems", []), *failed],
-        "converter_messages": markdown.get("converter_messages", ""),
-        "outputs": {r.output: r.status.value for r in records.outputs},
-        "provenance": {
-            "worker_id": ctx.worker_id,
-            "attempt": ticket.attempt,
-            "converted_at": format_time(ctx.store.now()),
-            "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        },
-    }
+def _interrupt_reason(lease: Lease, ctx: JobContext) -> str | None:
+    return "lease lost" if lease.lost.is_set() else ctx.shutdown_reason()
+
+
+def _guard(lease: Lease, ctx: JobContext) -> None:
+    if reason := _interrupt_reason(lease, ctx):
+        raise Interrupted(reason)
 
 
 def _digest_and_upload(
-    job: Job, lease: Lease, ctx: JobContext, workdir: Path, previous: ObjectInfo | None
+    job: Job,
+    lease: Lease,
+    ctx: JobContext,
+    progress: Progress,
+    workdir: Path,
+    previous: ObjectInfo | None,
 ) -> int:
     """Run the chain and upload the result; returns the page count. Raises ChainIncomplete,
     DigestError or Interrupted. ``previous`` is the existing result when reprocessing."""
@@ -173,16 +104,6 @@ def _digest_and_upload(
         kind = file_type(ticket.ext)
     except UnsupportedFileType as exc:
         raise PermanentDigestError(str(exc)) from exc
-
-    def interrupt() -> str | None:
-        if lease.lost.is_set():
-            return "lease lost"
-        return ctx.shutdown_reason()
-
-    def guard() -> None:
-        if reason := interrupt():
-            raise Interrupted(reason)
-
     source = workdir / f"source.{ticket.ext}"
     try:
         ctx.store.download(keys.raw_key(ticket.digest, ticket.ext), source)
@@ -195,36 +116,42 @@ def _digest_and_upload(
     seconds["download"] = time.perf_counter() - started
     tree = workdir / "tree"
     tree.mkdir()
-    resumed = load_progress(ctx.store, ticket.digest, tree, previous_zip, ctx.store.now)
-    records = plan(CHAIN, kind, ctx.store.now(), resumed)
+    records = plan(CHAIN, kind, ctx.store.now(), progress.load(tree, previous_zip, ctx.store.now))
 
     def execute(digester: Digester, dctx: DigestContext) -> dict[str, Produced]:
         began = time.perf_counter()
         try:
-            return ctx.sandbox.call(run_digester, digester.name, dctx, interrupt=interrupt)
+            return ctx.sandbox.call(
+                run_digester, digester.name, dctx, interrupt=lambda: _interrupt_reason(lease, ctx)
+            )
         finally:
             seconds[digester.name] = time.perf_counter() - began
 
-    def persist(digester: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
-        # Renew the claim first: a worker paused past its lease (a zombie) learns here, not
-        # after its progress has landed beside the new owner's.
-        lease.heartbeat()
-        guard()
-        save_output(ctx.store, ticket.digest, digester.name, files)
-        save_records(ctx.store, _records(ticket.digest, kind, now))
+    def persist(_: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
+        due = progress.completed(_records(ticket.digest, kind, now), files)
+        if due and not _fenced(lease, progress.save):
+            raise Interrupted("lease lost")
 
     dctx = DigestContext(ticket.digest, source, kind, tree, workdir / "scratch", ctx.digest)
-    chain_plan = ChainPlan(CHAIN, RESETS, ctx.max_attempts)
+    chain_plan = ChainPlan(CHAIN, RESETS, ctx.retry.max_attempts)
     final = run_chain(chain_plan, records, dctx, execute, persist, ctx.store.now)
     ctx.sandbox.document_done()
     result = _records(ticket.digest, kind, final)
     primary = final[PRIMARY_OUTPUT]
-    if primary.status is not OutputStatus.COMPLETED or not is_finished(final, ctx.max_attempts):
-        text_lost = primary.status is OutputStatus.FAILED and primary.is_terminal(ctx.max_attempts)
-        raise ChainIncomplete(result, final=text_lost)
-    members = build_members(result, tree, _info(job, result, ctx, seconds))
+    if primary.status is not OutputStatus.COMPLETED or not is_finished(
+        final, ctx.retry.max_attempts
+    ):
+        lost = primary.status is OutputStatus.FAILED and primary.is_terminal(ctx.retry.max_attempts)
+        raise incomplete(result, final=lost)
+    provenance = {
+        "worker_id": ctx.worker_id,
+        "attempt": ticket.attempt,
+        "converted_at": format_time(ctx.store.now()),
+        "seconds": {k: round(v, 3) for k, v in seconds.items()},
+    }
+    members = build_members(result, tree, info(ticket, result, primary, provenance))
     archive = write_zip(members, workdir / "out.zip")
-    guard()
+    _guard(lease, ctx)
     if previous is None:
         if ctx.store.put_if_absent(keys.out_key(ticket.digest), archive) is None:
             log.info("%s was already finished by another worker", ticket.digest)
@@ -233,12 +160,8 @@ def _digest_and_upload(
         is None
     ):
         log.info("%s: the result changed while we reprocessed it; keeping the newer", ticket.digest)
-    clear_progress(ctx.store, ticket.digest)
+    progress.clear()
     return int((primary.content or {}).get("pages", 0))
-
-
-def _records(digest: str, kind: FileType, records: dict[str, OutputRecord]) -> DigestRecords:
-    return DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
 
 
 def _may_retry(exc: Exception) -> bool:
@@ -248,27 +171,28 @@ def _may_retry(exc: Exception) -> bool:
     return not isinstance(exc, PermanentDigestError)
 
 
-def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -> JobResult:
-    """Attempts left: back to todo after a backoff. Permanent or out of attempts: the dead
-    letter ``queue/failed/<hash>`` with the whole history and the traceback."""
+def _fail(
+    job: Job, lease: Lease, ctx: JobContext, progress: Progress, exc: Exception, trace: str
+) -> JobResult:
+    """Attempts left: back to todo after a backoff (``queue.requeue``). Permanent or out of
+    attempts: the dead letter with the whole history and the traceback."""
     ticket = job.claim.ticket
     name = ticket.names[0] if ticket.names else ticket.digest
     message = str(exc) or type(exc).__name__
-    if lease.lost.is_set():
-        return JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
-    ended = _ended(ticket, job, ctx, "failed", message)
+    abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
+    ended = queue.with_attempt(ticket, job.claim, ctx.store.now(), "failed", message)
     if isinstance(exc, ChainIncomplete):
         retry = not exc.final
-        outputs = exc.records.outputs
     else:
-        retry = not isinstance(exc, PermanentDigestError) and ticket.attempt < ctx.max_attempts
-        outputs = ()
+        retry = not ctx.retry.gives_up(ticket.attempt, isinstance(exc, PermanentDigestError))
     if retry:
-        if isinstance(exc, ChainIncomplete):
-            save_records(ctx.store, exc.records)
-        delay = timedelta(seconds=ctx.retry_delay * 2 ** (ticket.attempt - 1))
-        again = replace(ended, attempt=ticket.attempt + 1, not_before=ctx.store.now() + delay)
-        ctx.store.put_if_absent(keys.queue_key(QueueState.TODO, ticket.digest), again.to_json())
+        if isinstance(exc, ChainIncomplete) and not _fenced(
+            lease, lambda: progress.save(exc.records)
+        ):
+            return abandoned
+        again = ctx.retry.next_attempt(ended, ctx.store.now())
+        if not lease.end(lambda etag: queue.requeue(ctx.store, again, etag)):
+            return abandoned
     else:
         failure = Failure(
             ticket=ended,
@@ -277,11 +201,11 @@ def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -
             error=message,
             traceback=trace,
             retryable=_may_retry(exc),
-            outputs=outputs,
+            outputs=exc.records.outputs if isinstance(exc, ChainIncomplete) else (),
         )
-        ctx.store.put(keys.queue_key(QueueState.FAILED, ticket.digest), failure.to_json())
-        clear_progress(ctx.store, ticket.digest)
-    lease.release()
+        if not lease.end(lambda etag: queue.dead_letter(ctx.store, failure, etag)):
+            return abandoned
+        progress.clear()
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",
         name,
@@ -295,12 +219,13 @@ def _fail(job: Job, lease: Lease, ctx: JobContext, exc: Exception, trace: str) -
     )
 
 
-def _hand_back(job: Job, lease: Lease, ctx: JobContext, reason: str) -> JobResult:
-    """Shutdown: put the job back in line untouched (same attempt) and end our claim."""
+def _hand_back(
+    job: Job, lease: Lease, ctx: JobContext, progress: Progress, reason: str
+) -> JobResult:
+    """Shutdown: save what is done, put the job back in line untouched (same attempt)."""
     ticket = job.claim.ticket
-    if not lease.lost.is_set():
-        ctx.store.put_if_absent(keys.queue_key(QueueState.TODO, ticket.digest), ticket.to_json())
-        lease.release()
+    if not progress.unsaved or _fenced(lease, progress.save):
+        lease.end(lambda etag: queue.hand_back(ctx.store, ticket, etag))
     return JobResult(ticket.digest, ticket.names[0], Outcome.HANDED_BACK, error=reason)
 
 
@@ -309,24 +234,29 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
     ticket = job.claim.ticket
     name = ticket.names[0] if ticket.names else ticket.digest
     started = time.perf_counter()
+
+    def finish(etag: str) -> bool:
+        return queue.finish(ctx.store, ticket.digest, etag)
+
     with Lease(ctx.store, job, ctx.lease_seconds) as lease:
         previous = ctx.store.head(keys.out_key(ticket.digest))
         if previous is not None and not has_pending_work(ctx.store, ticket.digest):
-            lease.release()
+            lease.end(finish)
             return JobResult(ticket.digest, name, Outcome.ALREADY_DONE)
+        progress = Progress(ctx.store, ticket.digest, ctx.checkpoint_after)
         try:
             with tempfile.TemporaryDirectory(prefix="bucketdigest-job-") as workdir:
-                pages = _digest_and_upload(job, lease, ctx, Path(workdir), previous)
+                pages = _digest_and_upload(job, lease, ctx, progress, Path(workdir), previous)
         except Interrupted as exc:
             if lease.lost.is_set():
                 log.warning("abandoning %s: %s", name, exc)
                 return JobResult(ticket.digest, name, Outcome.ABANDONED, error=str(exc))
-            return _hand_back(job, lease, ctx, str(exc))
+            return _hand_back(job, lease, ctx, progress, str(exc))
         except DigestError as exc:
-            return _fail(job, lease, ctx, exc, exc.detail or traceback.format_exc())
+            return _fail(job, lease, ctx, progress, exc, exc.detail or traceback.format_exc())
         except Exception as exc:
-            return _fail(job, lease, ctx, exc, traceback.format_exc())
-        lease.release()
+            return _fail(job, lease, ctx, progress, exc, traceback.format_exc())
+        lease.end(finish)
     return JobResult(
         ticket.digest, name, Outcome.DONE, pages=pages, seconds=time.perf_counter() - started
     )

@@ -1,28 +1,30 @@
 """The lease on a claimed job: heartbeats that extend it, and the fence that ends it.
 
-Every heartbeat rewrites the processing marker with If-Match on the ETag of our last write.
-A 412 or a missing marker means someone else (the monitor, or a new owner) has acted on the
-job: the lease is lost, ``lost`` is set, and the job must write nothing more.
+Every heartbeat rewrites the processing marker with If-Match on the ETag of our last write
+(:func:`bucketdigest.shared.queue.renew`). A 412 or a missing marker means someone else (the
+monitor, or a new owner) has acted on the job: the lease is lost, ``lost`` is set, and the job
+must write nothing more. The job leaves ``processing`` through :meth:`Lease.end`, which runs
+the queue transition with our current ETag, under the same lock as the heartbeats.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import queue
 from bucketdigest.shared.errors import StoreError
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import Job
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.claim import Job
 
 log = logging.getLogger(__name__)
 
 
 class Lease:
-    """Keeps ``job``'s claim alive from a background thread until released."""
+    """Keeps ``job``'s claim alive from a background thread until it ends."""
 
     def __init__(self, store: Store, job: Job, lease_seconds: float) -> None:
         self.store = store
@@ -32,7 +34,6 @@ class Lease:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._beat, name="lease-heartbeat", daemon=True)
-        self.key = keys.queue_key(QueueState.PROCESSING, job.digest)
 
     def __enter__(self) -> Lease:
         self._thread.start()
@@ -51,6 +52,8 @@ class Lease:
     def heartbeat(self) -> None:
         """Extend the lease once; sets ``lost`` if the marker is no longer ours."""
         with self._lock:
+            if self.lost.is_set():
+                return
             now = self.store.now()
             claim = replace(
                 self.job.claim,
@@ -58,7 +61,7 @@ class Lease:
                 lease_until=now + timedelta(seconds=self.lease_seconds),
             )
             try:
-                etag = self.store.put_if_match(self.key, claim.to_json(), self.job.etag)
+                etag = queue.renew(self.store, claim, self.job.etag)
             except StoreError as exc:
                 if now > self.job.claim.lease_until:
                     log.error(
@@ -72,13 +75,15 @@ class Lease:
                 return
             self.job = replace(self.job, claim=claim, etag=etag)
 
-    def release(self) -> bool:
-        """End the claim with a conditional delete; False if it was no longer ours."""
+    def end(self, transition: Callable[[str], bool]) -> bool:
+        """Stop heartbeats and leave ``processing`` by ``transition(current ETag)`` (a queue
+        function); False, with nothing written, if the lease was already lost, or if the
+        transition found the claim no longer ours."""
         self._stop.set()
         with self._lock:
             if self.lost.is_set():
                 return False
-            released = self.store.delete(self.key, if_match=self.job.etag)
-            if not released:
+            if not transition(self.job.etag):
                 self.lost.set()
-            return released
+                return False
+            return True

@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.claim import Claimer
-from bucketdigest.worker.digesters.base import DigestSettings
-from bucketdigest.worker.job import JobContext, JobResult, run_job
+from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.job import JobContext, run_job
+from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 log = logging.getLogger(__name__)
@@ -34,8 +36,14 @@ class WorkerSettings:
     idle_sleep: float = 5.0
     grace_seconds: float = 60.0
     monitor_every: float | None = 60.0
+    checkpoint_after: float = 20.0
+    """Save a job's progress once the digesters since the last save took this many seconds."""
     digest: DigestSettings = field(default_factory=DigestSettings)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(max_attempts=self.max_attempts, retry_delay=self.retry_delay)
 
 
 def new_worker_id() -> str:
@@ -113,9 +121,9 @@ class Worker:
             digest=self.settings.digest,
             worker_id=self.worker_id,
             lease_seconds=self.settings.lease_seconds,
-            max_attempts=self.settings.max_attempts,
-            retry_delay=self.settings.retry_delay,
+            retry=self.settings.retry,
             shutdown_reason=self._shutdown_reason,
+            checkpoint_after=self.settings.checkpoint_after,
         )
         log.info("worker %s started on %s", self.worker_id, self.store.url)
         try:

@@ -3,8 +3,8 @@
 
 Members are written in sorted order with a fixed timestamp and permissions, so the same outputs
 and the same ``info`` always give the same bytes (``info`` and the records say who digested the
-document and when, so two runs differ only there). Work-in-progress bundles of single
-digesters (``work/<hash>/<digester>.zip``) use the same writer.
+document and when, so two runs differ only there). Checkpoints of work in progress
+(``work/<hash>/checkpoint-<n>.zip``) use the same writer.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bucketdigest.shared.records import DigestRecords, OutputStatus
-from bucketdigest.worker.digesters.text import document_pages
+from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus, Ticket
+from bucketdigest.worker.pagetext import document_pages
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _COMPRESSED = (".png", ".jpg", ".jpeg", ".npy")
@@ -37,6 +37,31 @@ def _member(name: str, data: bytes) -> tuple[zipfile.ZipInfo, bytes]:
     info.compress_type = zipfile.ZIP_STORED if compressed else zipfile.ZIP_DEFLATED
     info.external_attr = 0o644 << 16
     return info, data
+
+
+def info(
+    ticket: Ticket, records: DigestRecords, text: OutputRecord, provenance: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``info.json``: what the document is, what its text output found (``text``: the primary
+    output's record), every output's status, the problems, and who made it when."""
+    markdown = text.content or {}
+    failed = [
+        f"{r.output} failed: {r.error}" for r in records.outputs if r.status is OutputStatus.FAILED
+    ]
+    return {
+        "digest": ticket.digest,
+        "ext": ticket.ext,
+        "file_type": records.file_type,
+        "size": ticket.size,
+        "names": list(ticket.names),
+        "pages": markdown.get("pages", 0),
+        "metadata": markdown.get("metadata", {}),
+        "converter": markdown.get("converter", {}),
+        "problems": [*markdown.get("problems", []), *failed],
+        "converter_messages": markdown.get("converter_messages", ""),
+        "outputs": {r.output: r.status.value for r in records.outputs},
+        "provenance": dict(provenance),
+    }
 
 
 def build_members(records: DigestRecords, tree: Path, info: Mapping[str, Any]) -> dict[str, bytes]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from multiprocessing.process import BaseProcess
@@ -47,6 +48,33 @@ def run_until_signalled(worker: Worker) -> WorkerSummary:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: worker.request_stop())
     return worker.run()
+
+
+def run_workers(
+    count: int,
+    open_store: StoreFactory,
+    settings: WorkerSettings,
+    *,
+    monitor_duty: MonitorFactory | None = None,
+) -> list[WorkerSummary]:
+    """Run ``count`` workers until they stop: one in this process (its summary is returned),
+    or several processes, to which this process passes on SIGTERM and SIGINT."""
+    if count == 1:
+        store = open_store()
+        duty = monitor_duty(store) if monitor_duty is not None else None
+        return [run_until_signalled(Worker(store, settings, monitor_duty=duty))]
+    processes = start_workers(count, open_store, settings, monitor_duty=monitor_duty)
+
+    def pass_on(signum: int, _: object) -> None:
+        for process in processes:
+            if process.pid is not None and process.is_alive():
+                os.kill(process.pid, signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, pass_on)
+    for process in processes:
+        process.join()
+    return []
 
 
 def start_workers(

@@ -13,17 +13,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import NotFound
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
-from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import DigestRecords
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
+from bucketdigest.worker.checkpoint import write_request
 from bucketdigest.worker.digesters import CHAIN, cascade
-from bucketdigest.worker.digesters.state import plan, reset
+from bucketdigest.worker.output_state import plan, reset
 from bucketdigest.worker.package import read_records
-from bucketdigest.worker.progress import save_records
 
 
 @dataclass
@@ -74,10 +73,10 @@ def _reprocess_one(
     for output, record in records.items():
         if record.digester in chosen:
             records[output] = reset(record, now)
-    save_records(
+    write_request(
         store, DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
     )
-    store.put_if_absent(keys.queue_key(QueueState.TODO, digest), ticket.to_json())
+    queue.enqueue(store, ticket)
     return chosen, ""
 
 

@@ -2,19 +2,22 @@
 output of one document instead of the worker.
 
 The child is started with ``spawn`` (no inherited locks or boto3 sessions), caps its address
-space with RLIMIT_AS, loads PyMuPDF once, runs the calls sent over a pipe (a module-level
-function and its arguments), and is replaced after ``jobs_per_child`` documents (converters
-leak) or after any failure that killed it. Models a digester loads (the embedding model) stay
-loaded in the child from one document to the next.
+space with RLIMIT_AS, exits with the worker that started it, loads PyMuPDF once, runs the calls
+sent over a pipe (a module-level function and its arguments), and is replaced after
+``jobs_per_child`` documents (converters leak) or after any failure that killed it. Models a
+digester loads (the embedding model) stay loaded in the child from one document to the next.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
+import os
 import re
 import resource
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -59,24 +62,44 @@ def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]
     return ("memory" if max_memory and out_of_memory else "error", message, traceback.format_exc())
 
 
+def _exit_with_parent() -> None:
+    """Leave at once, quietly, when the worker that started us is gone (killed with SIGKILL,
+    say): a child must never outlive its worker nor print tracebacks about the broken pipe."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _child_main(conn: Connection, max_memory: int | None) -> None:
     """Loop in the child: receive (function, args), answer ("ok", result) or an error.
     If PyMuPDF cannot even be loaded (a memory cap too small for it), every call gets that
-    error as its answer."""
+    error as its answer. A closed pipe ends the loop silently."""
+    _exit_with_parent()
+    try:
+        _serve(conn, max_memory)
+    except (EOFError, OSError):
+        return
+
+
+def _serve(conn: Connection, max_memory: int | None) -> None:
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        import bucketdigest.worker.pdf  # noqa: F401  PyMuPDF is loaded in this process only
+        # PyMuPDF is loaded in this process only
+        import bucketdigest.worker.digesters.doc_to_markdown.engine  # noqa: F401
     except Exception as exc:
         unusable = _failure(exc, max_memory)
     else:
         unusable = None
     while True:
-        try:
-            function, args = conn.recv()
-        except EOFError:
-            return
+        function, args = conn.recv()
         if unusable is not None:
             conn.send(unusable)
             continue

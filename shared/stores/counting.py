@@ -1,16 +1,18 @@
 """CountingStore: a Store wrapper that counts requests by operation (for run records and
-benchmarks). A LIST counts one request per page of 1,000 keys, as S3 bills it."""
+benchmarks). A LIST counts one request per page of 1,000 keys and a batched delete one per
+1,000 keys, as S3 bills them."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from bucketdigest.shared.store import ObjectInfo, Store, StoredObject
 
 LIST_PAGE = 1000
+DELETE_BATCH = 1000
 
 
 class CountingStore:
@@ -59,6 +61,10 @@ class CountingStore:
     def delete(self, key: str, if_match: str | None = None) -> bool:
         self.requests["DELETE"] += 1
         return self.inner.delete(key, if_match)
+
+    def delete_many(self, keys: Sequence[str]) -> None:
+        self.requests["DELETE"] += -(-len(keys) // DELETE_BATCH)
+        self.inner.delete_many(keys)
 
     def list(
         self, prefix: str, start_after: str = "", limit: int | None = None

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISDIR
@@ -33,6 +33,18 @@ INTERNAL_DIR = ".bucketdigest-local"
 """Temporary files and lock stripes; never a key."""
 
 _LOCK_STRIPES = 64
+
+
+def _process_umask() -> int:
+    """This process's umask, read without changing it (``os.umask`` can only be read by
+    setting it, which would race with other threads creating files)."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _etag(stat: os.stat_result) -> str:
@@ -53,6 +65,8 @@ class LocalStore:
         self.root = root.resolve()
         self.url = str(self.root)
         self._internal = self.root / INTERNAL_DIR
+        self._file_mode = 0o666 & ~_process_umask()
+        """Objects get the mode an ordinary file write gives (staging files are 0600)."""
         (self._internal / "tmp").mkdir(parents=True, exist_ok=True)
         (self._internal / "locks").mkdir(exist_ok=True)
         self._remove_stale_staging()
@@ -91,6 +105,7 @@ class LocalStore:
     def _stage(self, data: bytes | Path) -> Path:
         """Write ``data`` to a temporary file inside the root (same filesystem as the keys)."""
         fd, name = tempfile.mkstemp(dir=self._internal / "tmp")
+        os.fchmod(fd, self._file_mode)
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, Path):
                 with open(data, "rb") as source:
@@ -174,6 +189,10 @@ class LocalStore:
             except FileNotFoundError:
                 return if_match is None
         return True
+
+    def delete_many(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            self.delete(key)
 
     def list(
         self, prefix: str, start_after: str = "", limit: int | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, NoCredentialsError
 from tenacity import (
     Retrying,
     before_sleep_log,
@@ -33,53 +32,19 @@ from tenacity import (
 )
 
 from bucketdigest.shared.errors import (
-    ConfigError,
     Conflict,
     NotFound,
     StoreError,
     TransientStoreError,
 )
 from bucketdigest.shared.store import ObjectInfo, StoredObject
+from bucketdigest.shared.stores.s3_errors import translate_error
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_THROTTLING = {
-    "SlowDown",
-    "Throttling",
-    "ThrottlingException",
-    "RequestTimeout",
-    "RequestTimeTooSkewed",
-}
-_NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
-
-
-def translate_error(exc: Exception, what: str) -> Exception:
-    """Map a botocore exception to our hierarchy; the only place that knows botocore errors."""
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        code = str(error.get("Code", ""))
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        message = f"{what}: {code or status} {error.get('Message', '')}".strip()
-        if code in _NOT_FOUND:
-            return NotFound(message)
-        if status == 412 or code == "PreconditionFailed":
-            return Conflict(message)
-        if status == 409 or status >= 500 or code in _THROTTLING:
-            return TransientStoreError(message)
-        if code == "NoSuchBucket":
-            return ConfigError(f"{what}: the bucket does not exist")
-        if status in (401, 403):
-            return ConfigError(f"{what}: access denied ({code}); check the credentials")
-        return StoreError(message)
-    if isinstance(exc, NoCredentialsError):
-        return ConfigError(f"{what}: no AWS credentials found (boto3's default chain)")
-    if isinstance(exc, HTTPClientError):
-        return TransientStoreError(f"{what}: {exc}")
-    if isinstance(exc, BotoCoreError):
-        return StoreError(f"{what}: {exc}")
-    return exc
+_DELETE_BATCH = 1000
 
 
 class S3Store:
@@ -264,6 +229,23 @@ class S3Store:
         except (Conflict, NotFound):
             return False
         return True
+
+    def delete_many(self, keys: Sequence[str]) -> None:
+        for start in range(0, len(keys), _DELETE_BATCH):
+            batch = [{"Key": self._key(key)} for key in keys[start : start + _DELETE_BATCH]]
+            response = self._call(
+                f"DELETE {len(batch)} keys under {self.url}",
+                lambda batch=batch: self.client.delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True}
+                ),
+            )
+            if errors := response.get("Errors"):
+                first = errors[0]
+                raise StoreError(
+                    f"DELETE {self.url}{first.get('Key', '')[len(self.prefix) :]}: "
+                    f"{first.get('Code', '')} {first.get('Message', '')} "
+                    f"({len(errors)} of {len(batch)} keys not deleted)"
+                )
 
     def list(
         self, prefix: str, start_after: str = "", limit: int | None = None

@@ -10,8 +10,10 @@ from bucketdigest.ingestor.scan import FileFilter, scan_folder
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 
 PDF = FileFilter()
@@ -36,7 +38,17 @@ def test_re_ingesting_uploads_and_queues_nothing_new(store: Store, pdf_folder: P
     Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     again = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
     assert (again.run.uploaded, again.run.queued, len(again.run.errors)) == (0, 0, 0)
-    assert {f.state for f in again.files} == {"in-queue"}
+    assert {(f.state, f.queued) for f in again.files} == {(DocState.TODO, False)}
+
+
+def test_a_source_this_run_uploaded_is_queued_without_asking_the_queue(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    store = CountingStore(LocalStore(tmp_path / "bucket"))
+    report = Ingestor(store).ingest([FolderSource(pdf_folder, PDF)])
+    assert {(f.state, f.queued) for f in report.files} == {(DocState.TODO, True)}
+    # per file: HEAD result, HEAD source; no HEAD of the three queue folders
+    assert store.requests["HEAD"] == 2 * 3
 
 
 def test_documents_already_done_are_skipped(store: Store, pdf_folder: Path) -> None:

@@ -12,8 +12,8 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.convert import ConverterOptions
-from bucketdigest.worker.digesters.base import DigestSettings
+from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -115,3 +117,25 @@ def test_local_store_refuses_keys_that_could_escape_its_root(tmp_path: Path, key
     local = LocalStore(tmp_path / "root")
     with pytest.raises(InvalidKey):
         local.put(key, b"x")
+
+
+def test_delete_many_removes_every_key_named_and_ignores_missing_ones(store: Store) -> None:
+    for name in ("w/h/a", "w/h/b", "w/h/c", "w/keep"):
+        store.put(name, b"x")
+    store.delete_many(["w/h/a", "w/h/b", "w/h/c", "w/h/never-written"])
+    assert [info.key for info in store.list("w/")] == ["w/keep"]
+    store.delete_many([])
+
+
+def test_local_store_objects_get_the_mode_the_umask_gives(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        local = LocalStore(tmp_path / "root")
+        local.put("a/plain", b"x")
+        local.put_if_absent("a/created", b"x")
+        etag = local.put("a/replaced", b"x")
+        local.put_if_match("a/replaced", b"y", etag)
+    finally:
+        os.umask(previous)
+    for name in ("plain", "created", "replaced"):
+        assert stat.S_IMODE((tmp_path / "root" / "a" / name).stat().st_mode) == 0o644

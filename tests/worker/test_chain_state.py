@@ -15,10 +15,10 @@ from bucketdigest.shared.filetypes import FileKind, file_type
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain
+from bucketdigest.worker.checkpoint import Progress
+from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
 from bucketdigest.worker.digesters import CHAIN, RESETS, ChainError, validate_chain
-from bucketdigest.worker.digesters.base import DigestContext, Digester, DigestSettings, Produced
-from bucketdigest.worker.digesters.state import TransitionError, plan, reset, start
-from bucketdigest.worker.progress import load_progress, save_output, save_records
+from bucketdigest.worker.output_state import TransitionError, plan, reset, start
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 DIGEST = "ab" * 32
@@ -202,10 +202,11 @@ def test_a_job_that_crashes_between_two_digesters_resumes_after_the_first(
 ) -> None:
     store = LocalStore(tmp_path / "bucket")
     kind = file_type("pdf")
+    progress = Progress(store, DIGEST, checkpoint_after=0)
 
     def persist(digester: Digester, records: dict[str, OutputRecord], files: dict) -> None:
-        save_output(store, DIGEST, digester.name, files)
-        save_records(store, DigestRecords(DIGEST, str(kind), tuple(records.values())))
+        if progress.completed(DigestRecords(DIGEST, str(kind), tuple(records.values())), files):
+            progress.save()
 
     class Crash(BaseException):
         pass
@@ -224,10 +225,10 @@ def test_a_job_that_crashes_between_two_digesters_resumes_after_the_first(
             persist,
             lambda: NOW,
         )
-    assert store.head(keys.work_output_key(DIGEST, "producer")) is not None
+    assert store.head(keys.work_checkpoint_key(DIGEST, 1)) is not None
 
     second = _ctx(tmp_path / "second")
-    resumed = load_progress(store, DIGEST, second.tree, None, lambda: NOW)
+    resumed = Progress(store, DIGEST, 0).load(second.tree, None, lambda: NOW)
     assert resumed["text"].status is OutputStatus.COMPLETED
     assert (second.tree / "text.txt").read_bytes() == b"first"
     calls = Calls()
@@ -240,8 +241,11 @@ def test_a_completed_output_whose_saved_files_are_damaged_is_made_again(tmp_path
     store = LocalStore(tmp_path / "bucket")
     ctx = _ctx(tmp_path / "first")
     records = _run(plan(TOY, ctx.file, NOW), ctx, Calls())
-    save_records(store, DigestRecords(DIGEST, str(ctx.file), tuple(records.values())))
-    save_output(store, DIGEST, "producer", {"text.txt": b"tampered"})
-    resumed = load_progress(store, DIGEST, tmp_path / "tree2", None, lambda: NOW)
+    progress = Progress(store, DIGEST, checkpoint_after=0)
+    progress.completed(
+        DigestRecords(DIGEST, str(ctx.file), tuple(records.values())), {"text.txt": b"tampered"}
+    )
+    progress.save()
+    resumed = Progress(store, DIGEST, 0).load(tmp_path / "tree2", None, lambda: NOW)
     assert resumed["text"].status is OutputStatus.TODO
     assert resumed["picture"].status is OutputStatus.TODO  # no saved files at all

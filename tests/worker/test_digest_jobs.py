@@ -19,9 +19,9 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digester import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import digester_named
-from bucketdigest.worker.digesters.base import DigestSettings, LlmSettings
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from bucketdigest.worker.reprocess import reprocess
 

@@ -17,10 +17,10 @@ import pytest
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import file_type
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.convert import ConverterOptions
+from bucketdigest.worker.digester import DigestContext, DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import CHAIN
-from bucketdigest.worker.digesters.base import DigestContext, DigestSettings, LlmSettings
-from bucketdigest.worker.digesters.chunks import page_chunks
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.digesters.search_keyword import page_chunks
 
 SCANNED_WORDS = ("Dragons", "breathe", "fire", "initiative")
 

@@ -20,15 +20,17 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.claim import claim_next
-from bucketdigest.worker.convert import ConverterOptions
-from bucketdigest.worker.digesters.base import DigestSettings
-from bucketdigest.worker.job import JobContext, Outcome, run_job
+from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.job import JobContext, run_job
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pdf import convert
+from bucketdigest.worker.outcome import Outcome
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 FAST = ConverterOptions(mode="legacy")
@@ -183,7 +185,9 @@ def test_a_job_whose_lease_is_taken_over_is_abandoned_without_writing(
     processing = keys.queue_key(QueueState.PROCESSING, digest)
     store.put(processing, b'{"new": "owner"}')
     sandbox = Sandbox(SandboxLimits(timeout=60))
-    ctx = JobContext(store, sandbox, DigestSettings(FAST), "zombie", 0.4, 3, 0, lambda: None)
+    ctx = JobContext(
+        store, sandbox, DigestSettings(FAST), "zombie", 0.4, RetryPolicy(3, 0), lambda: None
+    )
     result = run_job(job, ctx)
     sandbox.close()
     assert result.outcome is Outcome.ABANDONED

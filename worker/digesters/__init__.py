@@ -10,14 +10,16 @@ every consumer listed in its producer's resets (so nothing can keep a stale resu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.keys import check_digester_name
-from bucketdigest.worker.digesters.base import Digester
-from bucketdigest.worker.digesters.chunks import SearchKeyword
-from bucketdigest.worker.digesters.embeddings import SearchSemantic
-from bucketdigest.worker.digesters.markdown import DocToMarkdown
-from bucketdigest.worker.digesters.ocr import PageOcr
-from bucketdigest.worker.digesters.screenshot import DocToScreenshot
+from bucketdigest.worker.digester import Digester
+from bucketdigest.worker.digesters.doc_to_markdown import DocToMarkdown
+from bucketdigest.worker.digesters.doc_to_screenshot import DocToScreenshot
+from bucketdigest.worker.digesters.page_ocr import PageOcr
+from bucketdigest.worker.digesters.search_keyword import SearchKeyword
+from bucketdigest.worker.digesters.search_semantic import SearchSemantic
 from bucketdigest.worker.digesters.summary import Summary
 from bucketdigest.worker.digesters.tags import Tags
 
@@ -100,6 +102,24 @@ def cascade(name: str, resets: Mapping[str, Sequence[str]] = RESETS) -> list[str
     for current in found:
         found.extend(t for t in resets.get(current, ()) if t not in found)
     return found
+
+
+def describe_chain() -> list[dict[str, Any]]:
+    """The chain as plain data, in order (``bucketdigest digesters``)."""
+    return [
+        {
+            "order": order,
+            "name": d.name,
+            "label": d.label,
+            "version": d.version,
+            "outputs": list(d.outputs),
+            "needs": list(d.needs),
+            "applies_to": sorted(kind.value for kind in FileKind if kind in d.kinds),
+            "resets": list(RESETS.get(d.name, ())),
+            "description": d.description,
+        }
+        for order, d in enumerate(CHAIN, start=1)
+    ]
 
 
 validate_chain(CHAIN, RESETS, PRIMARY_OUTPUT)

@@ -7,8 +7,8 @@ import re
 from collections import Counter
 
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import document_text
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.pagetext import document_text
 
 SUMMARY = "summary.md"
 SENTENCES = 5
@@ -70,7 +70,7 @@ class Summary(Digester):
         text = document_text(ctx.tree)
         llm = ctx.settings.llm
         if llm is not None and text.strip():
-            from bucketdigest.worker.digesters.llm import summarise
+            from bucketdigest.worker.llm import summarise
 
             summary = summarise(text, llm)
             content: dict[str, object] = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import document_text
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.pagetext import document_text
 
 TAGS = "tags.json"
 TOP = 20

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import document_pages, heading, plain_text
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.pagetext import document_pages, heading, plain_text
 
 CHUNKS = "chunks.jsonl"
 MAX_CHARS = 4000

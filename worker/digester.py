@@ -13,10 +13,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bucketdigest.shared.filetypes import FileKind, FileType
-from bucketdigest.worker.convert import ConverterOptions
+
+if TYPE_CHECKING:
+    from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+
+
+def _default_converter() -> ConverterOptions:
+    # Imported here: the digesters package imports this module, so this module cannot
+    # import it back while it loads.
+    from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+
+    return ConverterOptions()
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,7 @@ class LlmSettings:
 class DigestSettings:
     """How the digesters behave; chosen by whoever starts the worker."""
 
-    converter: ConverterOptions = field(default_factory=ConverterOptions)
+    converter: ConverterOptions = field(default_factory=_default_converter)
     ocr_language: str = "eng"
     ocr_dpi: int = 300
     thumbnail_pixels: int = 320

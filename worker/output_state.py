@@ -16,7 +16,7 @@ from typing import Any
 
 from bucketdigest.shared.filetypes import FileType
 from bucketdigest.shared.records import OutputRecord, OutputStatus
-from bucketdigest.worker.digesters.base import Digester
+from bucketdigest.worker.digester import Digester
 
 
 class TransitionError(ValueError):

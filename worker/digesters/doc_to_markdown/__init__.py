@@ -6,8 +6,8 @@ from typing import Any
 
 from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import IMAGES_DIR, page_member
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.pagetext import IMAGES_DIR, page_member
 
 
 def _decode(data: bytes) -> tuple[str, list[str]]:
@@ -53,7 +53,7 @@ class DocToMarkdown(Digester):
         return Produced({page_member(1): page.encode(), image: ctx.source.read_bytes()}, content)
 
     def _document(self, ctx: DigestContext) -> Produced:
-        from bucketdigest.worker.pdf import convert
+        from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 
         conversion = convert(ctx.source, ctx.file.ext, ctx.scratch, ctx.settings.converter)
         files: dict[str, bytes] = {}

@@ -16,8 +16,8 @@ from typing import Any
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.chunks import CHUNKS
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.digesters.search_keyword import CHUNKS
 
 EMBEDDINGS = "embeddings.npy"
 EMBEDDINGS_INFO = "embeddings.json"

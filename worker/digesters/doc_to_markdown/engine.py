@@ -15,8 +15,13 @@ from pathlib import Path
 import pymupdf
 
 from bucketdigest.shared.errors import DigestError, PermanentDigestError
-from bucketdigest.worker.convert import CONVERTER, Conversion, ConverterOptions, converter_version
-from bucketdigest.worker.digesters.text import has_text
+from bucketdigest.worker.digesters.doc_to_markdown.options import (
+    CONVERTER,
+    Conversion,
+    ConverterOptions,
+    converter_version,
+)
+from bucketdigest.worker.pagetext import has_text
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
 

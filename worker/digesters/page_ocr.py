@@ -14,8 +14,8 @@ import subprocess
 
 from bucketdigest.shared.errors import DigestError, PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.text import PAGES_DIR, has_text, ocr_member, page_number
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
+from bucketdigest.worker.pagetext import PAGES_DIR, has_text, ocr_member, page_number
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 

@@ -1,27 +1,29 @@
-"""The main job: ingest sources, then run local workers until every document is done or
-failed, reporting progress. Wires the ingestor, the workers and the monitor together."""
+"""The main job on one machine: start local workers, ingest sources meanwhile, and keep
+workers running until every document ingested is done or dead-lettered."""
 
 from __future__ import annotations
 
 import functools
 import logging
-import queue
+import queue as stdqueue
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from pathlib import Path
 
-from bucketdigest.cli.wiring import MonitorDuty, OpenStore
-from bucketdigest.ingestor.ingest import IngestReport
-from bucketdigest.monitor.status import read_failure
+from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
-from bucketdigest.shared import keys
+from bucketdigest.runner.wiring import MonitorDuty, OpenStore
+from bucketdigest.shared import keys, queue
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.job import JobResult, Outcome
+from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import WorkerSettings
+from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 
 POLL_SECONDS = 0.5
@@ -36,13 +38,23 @@ class RunOutcome:
     pages: int = 0
 
 
+@dataclass(frozen=True)
+class RunReport:
+    """What ingest found, how the documents ended, and where the results are."""
+
+    ingest: IngestReport
+    outcome: RunOutcome
+    results: str
+    """A folder for the embedded store, else the ``store/out/`` URL."""
+
+
 def _settle(store: Store, pending: set[str], outcome: RunOutcome, names: dict[str, str]) -> None:
     """Move documents whose fate the bucket now shows out of ``pending``."""
     for digest in list(pending):
         if store.head(keys.out_key(digest)) is not None:
             outcome.done.add(digest)
             pending.discard(digest)
-        elif (failure := read_failure(store, digest)) is not None:
+        elif (failure := queue.read_failure(store, digest)) is not None:
             outcome.failed[names.get(digest, digest)] = failure.error
             pending.discard(digest)
 
@@ -57,7 +69,7 @@ def _drain(
     while any(p.is_alive() for p in processes) or not results.empty():
         try:
             result = results.get(timeout=POLL_SECONDS)
-        except queue.Empty:
+        except stdqueue.Empty:
             continue
         outcome.pages += result.pages
         on_result(result)
@@ -65,19 +77,29 @@ def _drain(
         process.join()
 
 
-def run_to_completion(
-    store: Store,
-    open_store: OpenStore,
-    ingest: Callable[[], IngestReport],
+def results_location(store: Store) -> str:
+    """Where results are: a folder for the embedded store, else the ``store/out/`` URL."""
+    if isinstance(store, LocalStore):
+        return str(Path(store.root) / keys.OUT_PREFIX)
+    return store.url + keys.OUT_PREFIX
+
+
+def run_local(
+    store_settings: StoreSettings,
+    sources: Sequence[str],
+    ingest: IngestSettings,
     workers: int,
     settings: WorkerSettings,
-    on_ingested: Callable[[IngestReport], None],
-    on_result: Callable[[JobResult], None],
-) -> tuple[IngestReport, RunOutcome]:
-    """Start ``workers`` local worker processes, ingest meanwhile (the workers take documents as
-    they are queued, and may only leave when idle once ingest is over), then keep workers
-    running until every document ingested is done or dead-lettered; documents held by workers
-    elsewhere are waited for."""
+    *,
+    on_ingested: Callable[[IngestReport], None] = lambda _: None,
+    on_result: Callable[[JobResult], None] = lambda _: None,
+) -> RunReport:
+    """Start ``workers`` local worker processes, ingest ``sources`` meanwhile (the workers take
+    documents as they are queued, and may only leave when idle once ingest is over), then keep
+    workers running until every document ingested is done or dead-lettered; documents held by
+    workers elsewhere are waited for."""
+    open_store = OpenStore(store_settings)
+    store = open_store()
     monitor = MonitorSettings(
         stale_after=max(settings.lease_seconds * 4, 600), max_attempts=settings.max_attempts
     )
@@ -92,12 +114,12 @@ def run_to_completion(
         results=results,
         monitor_duty=MonitorDuty(monitor),
         may_leave=ingested,
-        # results are reported here, through the progress display; workers only log errors
+        # results reach the caller through on_result; workers only log errors
         log_level=max(logging.getLogger().level, logging.ERROR),
     )
     processes = launch()
     try:
-        report = ingest()
+        report = ingest_sources(store, sources, ingest)
     except BaseException:
         for process in processes:
             process.terminate()  # SIGTERM: they hand back whatever they hold, then exit
@@ -109,8 +131,8 @@ def run_to_completion(
     on_ingested(report)
     names = {f.digest: f.path for f in report.files}
     outcome = RunOutcome()
-    pending = {f.digest for f in report.files if f.state != "done"}
-    outcome.done |= {f.digest for f in report.files if f.state == "done"}
+    pending = {f.digest for f in report.files if f.state is not DocState.DONE}
+    outcome.done |= {f.digest for f in report.files if f.state is DocState.DONE}
     _drain(processes, results, outcome, on_result)
     _settle(store, pending, outcome, names)
     while pending:
@@ -120,15 +142,4 @@ def run_to_completion(
         processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
-    return report, outcome
-
-
-def counts_toward_progress(result: JobResult) -> bool:
-    """Whether a result ends a document (a retry or a hand-back does not)."""
-    return result.outcome in (Outcome.DONE, Outcome.ALREADY_DONE, Outcome.FAILED)
-
-
-def local_results_path(store: Store) -> Path | None:
-    """Where results are on disk for the embedded store, else None."""
-    root = getattr(store, "root", None)
-    return Path(root) / keys.OUT_PREFIX if root is not None else None
+    return RunReport(report, outcome, results_location(store))

@@ -20,7 +20,7 @@ from tenacity import (
 )
 
 from bucketdigest.shared.errors import DigestError
-from bucketdigest.worker.digesters.base import LlmSettings
+from bucketdigest.worker.digester import LlmSettings
 
 SYSTEM_PROMPT = (
     "You summarise documents for a search catalogue. Write a faithful summary of at most 150 "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.worker.digesters.base import DigestContext, Digester, Produced
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
 
 THUMBNAIL = "thumbnail.png"
 

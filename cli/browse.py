@@ -1,0 +1,120 @@
+"""Commands that look at the bucket and the chain: status, ls, get, digesters, samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from bucketdigest.cli import render
+from bucketdigest.cli.group import cli, library_errors
+from bucketdigest.cli.options import (
+    store_options,
+)
+from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
+from bucketdigest.monitor.status import collect_status
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.worker.digesters import describe_chain
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="The chain as JSON.")
+def digesters(as_json: bool) -> None:
+    """List the digest chain: order, outputs, version and the file types each applies to.
+
+    Example: bucketdigest digesters
+    """
+    rows = describe_chain()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    Console().print(render.digesters_table(rows))
+    groups = ", ".join(
+        f"{name}: {' '.join(sorted(exts))}"
+        for name, exts in EXTENSION_GROUPS.items()
+        if name != "all"
+    )
+    click.echo(f"file types: {groups}")
+
+
+@cli.command()
+@store_options
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Counts (todo, processing, failed, done), failures and runs as JSON.",
+)
+@library_errors
+def status(store: StoreSettings, as_json: bool) -> None:
+    """Show how many documents are in each state, recent failures and ingest runs.
+
+    Example: bucketdigest status --json
+    """
+    result = collect_status(open_store(store, self_test=False))
+    if as_json:
+        click.echo(json.dumps(render.status_json(result), indent=2))
+    else:
+        render.status_tables(Console(soft_wrap=True), result)
+
+
+@cli.command(name="ls")
+@store_options
+@click.option("--source", help="Only sources whose URL or path contains this text.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+@library_errors
+def ls_command(store: StoreSettings, source: str | None, as_json: bool) -> None:
+    """List ingested files: source, path, document hash and state.
+
+    Example: bucketdigest ls --source rulebooks.git
+    """
+    entries = catalog(open_store(store, self_test=False), source)
+    if as_json:
+        for entry in entries:
+            click.echo(json.dumps(render.catalog_json(entry)))
+    else:
+        render.catalog_table(Console(soft_wrap=True), entries)
+
+
+@cli.command()
+@click.argument("path_or_hash")
+@store_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder to unpack the result into.",
+)
+@library_errors
+def get(path_or_hash: str, store: StoreSettings, output: Path) -> None:
+    """Download a document's result (by hash or ingested path) and unpack it.
+
+    Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
+    """
+    target = open_store(store, self_test=False)
+    digest = resolve(target, path_or_hash)
+    members = fetch_result(target, digest, output)
+    click.echo(f"{digest}: {len(members)} files in {output}")
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--count", type=click.IntRange(1), default=5, show_default=True, help="How many documents."
+)
+@click.option(
+    "--pages", type=click.IntRange(1), default=4, show_default=True, help="Pages per document."
+)
+def samples(folder: Path, count: int, pages: int) -> None:
+    """Write sample rulebook PDFs (headings, two columns, a table, an image) into FOLDER.
+
+    Example: bucketdigest samples ./pdfs --count 20
+    """
+    from bucketdigest.shared.samples import make_samples  # loads PyMuPDF: only when asked
+
+    for path in make_samples(folder, count, pages):
+        click.echo(str(path))

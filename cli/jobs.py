@@ -1,0 +1,233 @@
+"""Commands that move documents: ingest, work, monitor, run, retry, reprocess."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+
+import click
+
+from bucketdigest.cli import render
+from bucketdigest.cli.group import cli, console, library_errors
+from bucketdigest.cli.options import (
+    ingest_options,
+    max_attempts_option,
+    store_options,
+    worker_options,
+    workers_option,
+)
+from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
+from bucketdigest.monitor.loop import run_monitor
+from bucketdigest.monitor.repair import retry_failed
+from bucketdigest.monitor.sweep import MonitorSettings
+from bucketdigest.runner.local import run_local
+from bucketdigest.runner.wiring import MonitorDuty, OpenStore
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.worker.digesters import digester_named
+from bucketdigest.worker.loop import WorkerSettings
+from bucketdigest.worker.pool import run_workers
+from bucketdigest.worker.reprocess import done_digests
+from bucketdigest.worker.reprocess import reprocess as run_reprocess
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True)
+@store_options
+@ingest_options
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the run record and every file as JSON."
+)
+@library_errors
+def ingest(
+    sources: tuple[str, ...], store: StoreSettings, ingest: IngestSettings, as_json: bool
+) -> None:
+    """Upload new documents from SOURCES and queue them.
+
+    Example: bucketdigest ingest ./rulebooks --bucket s3://my-bucket/digest
+    """
+    report = ingest_sources(open_store(store), sources, ingest)
+    if as_json:
+        click.echo(json.dumps(render.ingest_json(report), indent=2))
+    else:
+        render.ingest_summary(console, report.run)
+    if report.run.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@store_options
+@workers_option
+@worker_options
+@click.option(
+    "--max-jobs",
+    type=click.IntRange(1),
+    default=None,
+    help="Exit after this many jobs (per process).",
+)
+@click.option("--exit-when-idle", is_flag=True, help="Exit when no job is left to claim.")
+@library_errors
+def work(
+    store: StoreSettings,
+    workers: int,
+    worker: WorkerSettings,
+    max_jobs: int | None,
+    exit_when_idle: bool,
+) -> None:
+    """Claim and convert queued documents until stopped.
+
+    Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
+    """
+    settings = replace(worker, max_jobs=max_jobs, exit_when_idle=exit_when_idle)
+    duty = MonitorDuty(MonitorSettings(max_attempts=settings.max_attempts))
+    for summary in run_workers(workers, OpenStore(store), settings, monitor_duty=duty):
+        console.print(
+            f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}"
+        )
+
+
+@cli.command()
+@store_options
+@click.option("--once", is_flag=True, help="One pass, then exit.")
+@click.option(
+    "--stale-after",
+    type=click.FloatRange(1),
+    default=7200,
+    show_default=True,
+    help="Upper bound on any lease, in seconds.",
+)
+@max_attempts_option
+@click.option(
+    "--every",
+    type=click.FloatRange(1),
+    default=60,
+    show_default=True,
+    help="Seconds between passes.",
+)
+@click.option(
+    "--reconcile-every",
+    type=click.FloatRange(0),
+    default=3600,
+    show_default=True,
+    help="Seconds between consistency sweeps (0: every pass).",
+)
+@library_errors
+def monitor(
+    store: StoreSettings,
+    once: bool,
+    stale_after: float,
+    max_attempts: int,
+    every: float,
+    reconcile_every: float,
+) -> None:
+    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left.
+
+    Example: bucketdigest monitor --once
+    """
+    run_monitor(
+        open_store(store),
+        MonitorSettings(stale_after=stale_after, max_attempts=max_attempts),
+        every=every,
+        reconcile_every=reconcile_every,
+        once=once,
+        on_pass=lambda done: click.echo(render.monitor_line(done)),
+    )
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True)
+@store_options
+@ingest_options
+@workers_option
+@worker_options
+@library_errors
+def run(
+    sources: tuple[str, ...],
+    store: StoreSettings,
+    ingest: IngestSettings,
+    workers: int,
+    worker: WorkerSettings,
+) -> None:
+    """Ingest SOURCES and convert them all with local workers; exit 1 if any failed.
+
+    Example: bucketdigest run ./pdfs --workers 2
+    """
+    with render.RunProgress(console) as progress:
+        report = run_local(
+            store,
+            sources,
+            ingest,
+            workers,
+            worker,
+            on_ingested=progress.ingested,
+            on_result=progress.result,
+        )
+    render.run_summary(console, report)
+    if report.outcome.failed or report.ingest.run.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("digests", nargs=-1)
+@store_options
+@click.option("--all-failed", is_flag=True, help="Retry every dead-lettered document.")
+@library_errors
+def retry(digests: tuple[str, ...], store: StoreSettings, all_failed: bool) -> None:
+    """Put failed documents back in line with their attempts reset.
+
+    Example: bucketdigest retry --all-failed
+    """
+    if bool(digests) == all_failed:
+        raise click.UsageError("give HASH... or --all-failed (not both)")
+    try:
+        requeued = retry_failed(open_store(store), None if all_failed else list(digests))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(f"requeued {len(requeued)} document(s)")
+    for digest in requeued:
+        click.echo(digest)
+
+
+@cli.command()
+@click.argument("digests", nargs=-1)
+@click.option("--digester", "digester_name", help="Run this digester again (and what it resets).")
+@click.option(
+    "--outdated", is_flag=True, help="Run again every digester whose version has changed."
+)
+@click.option("--all", "all_done", is_flag=True, help="Every document that is done.")
+@store_options
+@library_errors
+def reprocess(
+    digests: tuple[str, ...],
+    digester_name: str | None,
+    outdated: bool,
+    all_done: bool,
+    store: StoreSettings,
+) -> None:
+    """Run digesters again on finished documents; their other outputs are kept as they are.
+
+    Example: bucketdigest reprocess --digester tags --all
+    """
+    if bool(digests) == all_done:
+        raise click.UsageError("give HASH... or --all (not both)")
+    if digester_name is None and not outdated:
+        raise click.UsageError("say what to run again: --digester NAME and/or --outdated")
+    if digester_name is not None:
+        try:
+            digester_named(digester_name)
+        except KeyError as exc:
+            raise click.UsageError(exc.args[0]) from exc
+    try:
+        chosen = [keys.check_hash(d) for d in digests]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    target = open_store(store)
+    report = run_reprocess(
+        target, done_digests(target) if all_done else chosen, digester_name, outdated
+    )
+    click.echo(f"requeued {len(report.requeued)} document(s), skipped {len(report.skipped)}")
+    for digest, names in report.requeued.items():
+        click.echo(f"{digest}  {', '.join(names)}")
+    for digest, reason in report.skipped.items():
+        click.echo(f"{digest}  skipped: {reason}")

@@ -1,0 +1,127 @@
+"""Checkpoints: a job killed after its expensive digesters resumes without redoing them, and a
+small document costs no checkpoint at all."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.monitor.sweep import MonitorSettings, sweep
+from bucketdigest.shared import keys
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.counting import CountingStore
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.loop import Worker, WorkerSettings
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+
+
+class RecordingStore(CountingStore):
+    """Counts requests and remembers every key written."""
+
+    def __init__(self, inner: LocalStore) -> None:
+        super().__init__(inner)
+        self.written: list[str] = []
+
+    def put(self, key: str, data: bytes) -> str:
+        self.written.append(key)
+        return super().put(key, data)
+
+    def put_if_absent(self, key: str, data: bytes | Path) -> str | None:
+        self.written.append(key)
+        return super().put_if_absent(key, data)
+
+
+def _settings(**changes: object) -> WorkerSettings:
+    values: dict = dict(
+        exit_when_idle=True,
+        monitor_every=None,
+        idle_sleep=0.1,
+        digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
+    )
+    values.update(changes)
+    return WorkerSettings(**values)
+
+
+def _records(data: bytes) -> dict[str, dict]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        outputs = json.loads(archive.read("digests.json"))["outputs"]
+    return {record["output"]: record for record in outputs}
+
+
+def test_a_small_document_is_processed_without_writing_a_checkpoint(tmp_path: Path) -> None:
+    store = RecordingStore(LocalStore(tmp_path / "bucket"))
+    make_pdf(tmp_path / "in" / "one.pdf", title="One", pages=1, seed=1)
+    Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    store.written.clear()
+    store.requests.clear()
+    assert Worker(store, _settings()).run().outcomes == {"done": 1}
+    assert [k for k in store.written if k.startswith(keys.WORK_PREFIX)] == []
+    # claim (list, get, put, delete), head result, list work/, get source, put result, release
+    assert store.requests["PUT"] == 2
+    assert store.requests["DELETE"] == 1 + 1
+
+
+@pytest.mark.slow
+def test_a_worker_killed_after_the_markdown_resumes_without_converting_again(
+    tmp_path: Path,
+) -> None:
+    bucket = tmp_path / "bucket"
+    store = LocalStore(bucket)
+    make_pdf(tmp_path / "in" / "book.pdf", title="Book", pages=6, seed=4)
+    report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    digest = report.files[0].digest
+    first = keys.work_checkpoint_key(digest, 1)
+    worker = subprocess.Popen(
+        [
+            *CLI,
+            "work",
+            "--bucket",
+            str(bucket),
+            "--converter-mode",
+            "legacy",
+            "--checkpoint-after",
+            "0",
+            "--lease-seconds",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while store.head(first) is None:
+            assert time.monotonic() < deadline, "no checkpoint was written"
+            assert worker.poll() is None, "the worker exited"
+            time.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        worker.kill()
+        worker.wait()
+    assert store.head(keys.out_key(digest)) is None, "finished before it could be killed"
+    saved = _records(store.get(first).data)["markdown"]
+    assert saved["status"] == "completed"
+
+    time.sleep(1.5)  # the killed worker's lease expires
+    assert sweep(store, MonitorSettings()).requeued == [digest]
+    summary = Worker(store, _settings()).run()
+
+    assert summary.outcomes == {"done": 1}
+    final = _records(store.get(keys.out_key(digest)).data)
+    assert final["markdown"]["updated_at"] == saved["updated_at"]  # not made again
+    assert final["markdown"]["attempts"] == 1
+    assert {r["status"] for r in final.values()} == {"completed"}
+    assert list(store.list(keys.WORK_PREFIX)) == []

@@ -1,0 +1,54 @@
+"""The digester child: it never outlives the worker that started it, and leaves quietly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+WORKER = """
+import multiprocessing, time
+from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+
+if __name__ == "__main__":
+    sandbox = Sandbox(SandboxLimits(timeout=300))
+    sandbox.start()
+    print(multiprocessing.active_children()[0].pid, flush=True)
+    sandbox.call(time.sleep, 120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"
+
+
+def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback() -> None:
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stdout is not None
+    child = int(worker.stdout.readline())
+    time.sleep(3)  # the child is inside the call now
+    assert _alive(child)
+    worker.send_signal(signal.SIGKILL)
+    # stderr reaches its end only once every writer, the child included, has gone
+    _, errors = worker.communicate(timeout=10)
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+    assert "Traceback" not in errors
