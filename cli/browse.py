@@ -15,7 +15,10 @@ from bucketdigest.cli.options import (
 )
 from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
 from bucketdigest.monitor.status import collect_status
+from bucketdigest.search.index import SearchIndex
+from bucketdigest.search.location import index_location
 from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import SearchIndexError
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.worker.digesters import describe_chain
 
@@ -50,15 +53,21 @@ def digesters(as_json: bool) -> None:
 )
 @library_errors
 def status(store: StoreSettings, as_json: bool) -> None:
-    """Show how many documents are in each state, recent failures and ingest runs.
+    """Show documents per state, recent failures, ingest runs and the search index.
 
     Example: bucketdigest status --json
     """
     result = collect_status(open_store(store, self_test=False))
+    try:
+        index = SearchIndex.describe(index_location(store))
+    except SearchIndexError as exc:
+        index = exc
     if as_json:
-        click.echo(json.dumps(render.status_json(result), indent=2))
+        click.echo(json.dumps(render.status_json(result, index), indent=2))
     else:
-        render.status_tables(Console(soft_wrap=True), result)
+        out = Console(soft_wrap=True)
+        render.status_tables(out, result)
+        out.print(render.index_line(index, result.counts["done"]))
 
 
 @cli.command(name="ls")

@@ -1,5 +1,6 @@
 """The ``bucketdigest`` click group, the console it writes to, and the one place library
-errors become clean messages (exit code 1). Commands live in ``jobs.py`` and ``browse.py``."""
+errors become clean messages (exit code 1). Commands live in ``jobs.py``, ``browse.py`` and
+``find.py``."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
+from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.worker.digesters import digester_named
@@ -80,7 +81,10 @@ def work(
     Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
     """
     settings = replace(worker, max_jobs=max_jobs, exit_when_idle=exit_when_idle)
-    duty = MonitorDuty(MonitorSettings(max_attempts=settings.max_attempts))
+    duty = MonitorDuty(
+        MonitorSettings(max_attempts=settings.max_attempts),
+        IndexDuty(store, every=settings.monitor_every or 60.0),
+    )
     for summary in run_workers(workers, OpenStore(store), settings, monitor_duty=duty):
         console.print(
             f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}"

@@ -1,10 +1,10 @@
 """``bucketdigest``: one command for every role. Each command parses options, calls one
 library function and renders its result."""
 
-from bucketdigest.cli import browse, jobs
+from bucketdigest.cli import browse, find, jobs
 from bucketdigest.cli.group import cli
 
-__all__ = ["browse", "cli", "jobs"]
+__all__ = ["browse", "cli", "find", "jobs"]
 
 if __name__ == "__main__":
     cli()

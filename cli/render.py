@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,12 +18,16 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.loop import MonitorPass
 from bucketdigest.monitor.status import Status
 from bucketdigest.runner.local import RunReport
+from bucketdigest.search.index import IndexStats
+from bucketdigest.search.indexer import IndexReport
+from bucketdigest.search.query import Hit
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
 from bucketdigest.worker.outcome import JobResult, Outcome
@@ -35,11 +40,22 @@ def ingest_json(report: IngestReport) -> dict[str, Any]:
     }
 
 
-def status_json(status: Status) -> dict[str, Any]:
+def status_json(status: Status, index: IndexStats | Exception | None) -> dict[str, Any]:
+    if isinstance(index, Exception):
+        described: dict[str, Any] | None = {"error": str(index)}
+    elif index is None:
+        described = None
+    else:
+        described = {
+            "documents": index.documents,
+            "chunks": index.chunks,
+            "updated_at": index.updated_at.isoformat() if index.updated_at else None,
+        }
     return {
         "counts": status.counts,
         "failures": [asdict(f) for f in status.failures],
         "runs": [json.loads(r.to_json()) for r in status.runs],
+        "index": described,
     }
 
 
@@ -178,6 +194,7 @@ def run_summary(console: Console, report: RunReport) -> None:
         f"done: {len(outcome.done)} documents, {outcome.pages} pages converted in this run"
     )
     console.print(f"results: {report.results}")
+    console.print(report.index.line())
     for name, reason in sorted(outcome.failed.items()):
         console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")
 
@@ -196,3 +213,59 @@ def digesters_table(rows: list[dict[str, Any]]) -> Table:
             ", ".join(row["applies_to"]),
         )
     return table
+
+
+def index_report(console: Console, report: IndexReport) -> None:
+    console.print(report.line())
+    for what in report.maintenance:
+        console.print(f"  {what}")
+    for digest, reason in sorted(report.skipped.items()):
+        console.print(f"[yellow]not indexed[/yellow] {digest[:12]}: {reason}")
+
+
+def index_line(stats: IndexStats | Exception | None, done: int) -> str:
+    if isinstance(stats, Exception):
+        return f"search index: {stats}"
+    if stats is None:
+        return "search index: none yet (bucketdigest index builds it; workers keep it current)"
+    updated = f"{stats.updated_at:%Y-%m-%d %H:%M:%S} UTC" if stats.updated_at else "never"
+    return (
+        f"search index: {stats.documents} of {done} done documents, {stats.chunks} chunks, "
+        f"last updated {updated}"
+    )
+
+
+def hit_json(hit: Hit) -> dict[str, Any]:
+    return {
+        "digest": hit.digest,
+        "score": round(hit.score, 6),
+        "title": hit.title,
+        "names": list(hit.names),
+        "sources": list(hit.sources),
+        "file_type": hit.file_type,
+        "page": hit.page,
+        "headings": list(hit.headings),
+        "chunk_id": hit.chunk_id,
+        "tags": list(hit.tags),
+        "snippet": hit.snippet.text,
+        "highlights": [list(span) for span in hit.snippet.highlights],
+    }
+
+
+def hits(console: Console, found: list[Hit]) -> None:
+    if not found:
+        console.print("no hits")
+        return
+    for rank, hit in enumerate(found, start=1):
+        where = ", ".join(hit.names) or hit.digest
+        place = f"  page {hit.page}" if hit.page is not None else ""
+        section = f"  > {' > '.join(hit.headings)}" if hit.headings else ""
+        console.print(
+            f"[bold]{rank}. {escape(hit.title)}[/bold]  [dim]{escape(where)}{place}"
+            f"{escape(section)}  score {hit.score:.3f}  {hit.digest[:12]}[/dim]"
+        )
+        snippet = Text("   " + hit.snippet.text)
+        for start, end in hit.snippet.highlights:
+            snippet.stylize("bold yellow", start + 3, end + 3)
+        console.print(snippet)
+    console.print("[dim]bucketdigest get HASH -o DIR fetches a document's result[/dim]")

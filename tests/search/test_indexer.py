@@ -1,0 +1,265 @@
+"""Keeping the index current: idempotent, replaced on reprocess, emptied on removal, one
+indexer at a time, and safe when killed, faulted, or run by many workers at once."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import boto3
+import numpy as np
+import pytest
+
+from bucketdigest.search import lease
+from bucketdigest.search.index import SearchIndex
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.location import index_location
+from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import IndexNotFound
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.reprocess import reprocess
+from tests.faultproxy import FaultProxy
+from tests.search.conftest import digest_folder, write_topics
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+
+
+def _copy(topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, StoreSettings]:
+    bucket = tmp_path / "bucket"
+    shutil.copytree(topics_bucket[0], bucket)
+    return bucket, StoreSettings(bucket=str(bucket))
+
+
+def _chunk_ids(settings: StoreSettings) -> list[str]:
+    return SearchIndex.open(index_location(settings)).chunks.to_arrow()["id"].to_pylist()
+
+
+def _zip_chunk_count(store: LocalStore, digest: str) -> int:
+    with zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(digest)).data)) as archive:
+        return len(archive.read("chunks.jsonl").splitlines())
+
+
+def test_indexing_twice_adds_nothing_and_every_chunk_is_there_once(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    first = index_bucket(store, settings)
+    again = index_bucket(store, settings)
+    assert (first.added, again.added, again.replaced, again.removed) == (5, 0, 0, 0)
+    ids = _chunk_ids(settings)
+    assert len(ids) == len(set(ids))
+    assert len(ids) == sum(_zip_chunk_count(store, d) for d in topics_bucket[1].values())
+
+
+def test_a_reprocessed_document_replaces_its_rows(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    digest = topics_bucket[1]["naval/broadsides.md"]
+    index_bucket(store, settings)
+    assert reprocess(store, [digest], "tags", outdated=False).requeued
+    Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
+    report = index_bucket(store, settings)
+    assert (report.added, report.replaced) == (0, 1)
+
+    # a new result with one chunk fewer: the chunk it no longer has leaves the index
+    archive = zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(digest)).data))
+    members = {name: archive.read(name) for name in archive.namelist()}
+    chunks = members["chunks.jsonl"].decode().splitlines()
+    dropped = json.loads(chunks[-1])["id"]
+    members["chunks.jsonl"] = ("\n".join(chunks[:-1]) + "\n").encode()
+    vectors = np.load(io.BytesIO(members["embeddings.npy"]))[:-1]
+    buffer = io.BytesIO()
+    np.save(buffer, vectors)
+    members["embeddings.npy"] = buffer.getvalue()
+    about = json.loads(members["embeddings.json"])
+    about["chunk_ids"] = about["chunk_ids"][:-1]
+    members["embeddings.json"] = json.dumps(about).encode()
+    rewritten = io.BytesIO()
+    with zipfile.ZipFile(rewritten, "w") as out:
+        for name, data in members.items():
+            out.writestr(name, data)
+    store.put(keys.out_key(digest), rewritten.getvalue())
+    assert index_bucket(store, settings).replaced == 1
+    ids = _chunk_ids(settings)
+    assert dropped not in ids and len(ids) == len(set(ids))
+
+
+def test_a_removed_result_leaves_the_index(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    index_bucket(store, settings)
+    gone = topics_bucket[1]["magic/spells.md"]
+    store.delete(keys.out_key(gone))
+    assert index_bucket(store, settings).removed == 1
+    hits = Searcher.open(settings).search(SearchRequest("wizard mana spellbook", limit=50))
+    assert gone not in {h.digest for h in hits}
+
+
+def test_a_second_indexer_does_not_write_while_the_first_holds_the_lease(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    held = lease.acquire(store, "someone-else", 600)
+    assert isinstance(held, lease.HeldLease)
+    report = index_bucket(store, settings)
+    assert "someone-else is indexing" in report.busy
+    with pytest.raises(IndexNotFound):
+        SearchIndex.open(index_location(settings))
+    lease.release(store, held, "done")
+    assert index_bucket(store, settings).added == 5
+    assert "moments ago" in index_bucket(store, settings, min_interval=3600).busy
+
+
+KILLABLE = """
+import sys, time
+from bucketdigest.search import indexer
+from bucketdigest.shared.config import StoreSettings, open_store
+
+indexer.BATCH_DOCUMENTS = 1
+read = indexer._read
+indexer._read = lambda *args: (time.sleep(0.7), read(*args))[1]
+settings = StoreSettings(bucket=sys.argv[1])
+indexer.index_bucket(open_store(settings), settings, lease_seconds=2)
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_indexer_leaves_a_usable_index_and_the_next_one_finishes(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    child = subprocess.Popen([sys.executable, "-c", KILLABLE, str(bucket)])
+    location = index_location(settings)
+
+    def indexed() -> int:
+        try:
+            return SearchIndex.open(location).documents.count_rows()
+        except IndexNotFound:
+            return 0
+
+    deadline = time.monotonic() + 120
+    while indexed() < 2:
+        assert time.monotonic() < deadline and child.poll() is None
+        time.sleep(0.1)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    partial = indexed()
+    assert 2 <= partial < 5, "the indexer finished before it could be killed"
+    assert Searcher.open(settings).search(SearchRequest("harvest wheat barley"))
+
+    time.sleep(2.5)  # the dead indexer's lease expires
+    report = index_bucket(LocalStore(bucket), settings)
+    assert report.added == 5 - partial
+    ids = _chunk_ids(settings)
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.slow
+def test_workers_keep_the_index_current_on_moto_without_duplicates(
+    moto_bucket: str, moto_endpoint: str, tmp_path: Path
+) -> None:
+    write_topics(tmp_path / "in")
+    target = ["--bucket", moto_bucket, "--endpoint-url", moto_endpoint]
+    subprocess.run([*CLI, "ingest", str(tmp_path / "in"), "--ext", "md", *target], check=True)
+    workers = [
+        subprocess.Popen(
+            [*CLI, "work", *target, "--exit-when-idle", "--monitor-every", "1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for worker in workers:
+        _, errors = worker.communicate(timeout=300)
+        assert worker.returncode == 0, errors
+    settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
+    assert SearchIndex.open(index_location(settings)).documents.count_rows() >= 1
+    caught_up = subprocess.run([*CLI, "index", *target], capture_output=True, text=True)
+    assert caught_up.returncode == 0, caught_up.stderr
+    index = SearchIndex.open(index_location(settings))
+    assert index.documents.count_rows() == 5
+    ids = index.chunks.to_arrow()["id"].to_pylist()
+    assert len(ids) == len(set(ids))
+    found = subprocess.run(
+        [*CLI, "search", "wrestling holds", *target, "--json", "--limit", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert json.loads(found.stdout)[0]["names"] == ["melee/grappling.md"]
+
+
+@pytest.mark.slow
+def test_store_faults_while_indexing_on_moto_leave_no_duplicate_or_partial_document(
+    moto_endpoint: str, tmp_path: Path
+) -> None:
+    name = f"bd-faults-{time.time_ns() % 10**9}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
+    clean = StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint)
+    write_topics(tmp_path / "in")
+    digests = digest_folder(open_store(clean), tmp_path / "in")
+    with FaultProxy(moto_endpoint, rate=0.05, seed=7) as proxy:
+        faulty = StoreSettings(bucket=clean.bucket, endpoint_url=proxy.url)
+        try:
+            index_bucket(open_store(faulty), faulty)
+        except Exception as exc:  # a fault past every retry: the next run must repair it
+            print(f"indexing under faults stopped: {exc}")
+    assert proxy.injected
+    index_bucket(open_store(clean), clean, wait=30)
+    index = SearchIndex.open(index_location(clean))
+    documents = index.documents.to_arrow()
+    assert sorted(documents["digest"].to_pylist()) == sorted(digests.values())
+    ids = index.chunks.to_arrow()["id"].to_pylist()
+    assert len(ids) == len(set(ids))
+    counts = {d: 0 for d in digests.values()}
+    for chunk_id in ids:
+        counts[chunk_id.split(":")[0]] += 1
+    recorded = zip(documents["digest"].to_pylist(), documents["chunks"].to_pylist(), strict=True)
+    assert dict(recorded) == counts
+
+
+def _scanned_pdf(path: Path) -> Path:
+    import pymupdf
+
+    text = pymupdf.open()
+    page = text.new_page()
+    page.insert_text((72, 100), "Rules of Battle", fontsize=28)
+    page.insert_textbox(
+        pymupdf.Rect(72, 140, 520, 400),
+        "Dragons breathe fire once per round. Roll initiative before every battle.",
+        fontsize=16,
+    )
+    scanned = pymupdf.open()
+    scanned.new_page().insert_image(page.rect, pixmap=page.get_pixmap(dpi=200))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scanned.save(path)
+    return path
+
+
+@pytest.mark.slow
+def test_a_phrase_on_a_scanned_page_is_found_through_its_ocr_text(tmp_path: Path) -> None:
+    _scanned_pdf(tmp_path / "in" / "scan.pdf")
+    store = LocalStore(tmp_path / "bucket")
+    digests = digest_folder(store, tmp_path / "in")
+    settings = StoreSettings(bucket=str(tmp_path / "bucket"))
+    index_bucket(store, settings)
+    hits = Searcher.open(settings).search(
+        SearchRequest('"roll initiative"', mode=Mode.KEYWORD, limit=3)
+    )
+    assert [(h.digest, h.page) for h in hits] == [(digests["scan.pdf"], 1)]

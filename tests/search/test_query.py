@@ -1,0 +1,136 @@
+"""Searching an index built from real workers' results: the right document and passage come
+first in every mode, filters hold, and bad requests or indexes get a clear answer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bucketdigest.search.index import SearchIndex
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.location import index_location
+from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.embedding import shared_embedder
+from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound, InvalidQuery
+from bucketdigest.shared.stores.local import LocalStore
+
+MODES = list(Mode)
+
+
+@pytest.fixture(scope="module")
+def indexed(topics_bucket: tuple[Path, dict[str, str]]) -> tuple[Searcher, dict[str, str]]:
+    bucket, digests = topics_bucket
+    settings = StoreSettings(bucket=str(bucket))
+    report = index_bucket(LocalStore(bucket), settings)
+    assert report.added == len(digests)
+    return Searcher.open(settings), digests
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("which books are about ships and naval battles", "naval/broadsides.md"),
+        ("wrestling holds and pinning an opponent", "melee/grappling.md"),
+        ("casting spells with mana", "magic/spells.md"),
+        ("growing wheat and the autumn harvest", "world/harvest.md"),
+    ],
+)
+def test_document_search_ranks_the_document_about_the_topic_first(
+    indexed: tuple[Searcher, dict[str, str]], mode: Mode, query: str, expected: str
+) -> None:
+    searcher, digests = indexed
+    hits = searcher.search(SearchRequest(query, level=Level.DOCUMENTS, mode=mode))
+    assert hits[0].digest == digests[expected]
+    assert hits[0].names == (expected,)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_chunk_search_finds_the_passage_with_its_page_headings_and_marked_words(
+    indexed: tuple[Searcher, dict[str, str]], mode: Mode
+) -> None:
+    searcher, digests = indexed
+    hits = searcher.search(SearchRequest("disarm the tripwires with thieves tools", mode=mode))
+    best = hits[0]
+    assert best.digest == digests["world/dungeons.md"]
+    assert best.page == 1
+    assert best.headings[0] == "Dungeon Traps"
+    assert "tripwires" in best.snippet.text
+    marked = {best.snippet.text[s:e].lower() for s, e in best.snippet.highlights}
+    assert {"tripwires", "disarms"} <= marked
+
+
+def test_filters_by_path_type_source_and_tag(indexed: tuple[Searcher, dict[str, str]]) -> None:
+    searcher, digests = indexed
+    query = "rules of the game"
+    world = searcher.search(SearchRequest(query, path="world/*", limit=50))
+    assert {h.names[0] for h in world} == {"world/harvest.md", "world/dungeons.md"}
+    assert searcher.search(SearchRequest(query, file_type="pdf")) == []
+    assert {h.file_type for h in searcher.search(SearchRequest(query, file_type=".MD"))} == {"md"}
+    assert searcher.search(SearchRequest(query, source="no-such-source")) == []
+    tagged = searcher.search(SearchRequest("ships", level=Level.DOCUMENTS))[0].tags[0]
+    hits = searcher.search(SearchRequest(query, tag=tagged, level=Level.DOCUMENTS))
+    assert [h.digest for h in hits] == [digests["naval/broadsides.md"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "limit", "message"),
+    [("   ", 10, "empty"), ("x" * 1001, 10, "at most 1000"), ("dice", 0, "limit")],
+)
+def test_a_request_the_index_cannot_answer_says_why(
+    indexed: tuple[Searcher, dict[str, str]], query: str, limit: int, message: str
+) -> None:
+    searcher, _ = indexed
+    with pytest.raises(InvalidQuery, match=message):
+        searcher.search(SearchRequest(query, limit=limit))
+
+
+def test_a_bucket_without_an_index_says_to_run_index(tmp_path: Path) -> None:
+    with pytest.raises(IndexNotFound, match="run `bucketdigest index`"):
+        Searcher.open(StoreSettings(bucket=str(tmp_path / "empty")))
+
+
+def test_an_index_made_with_another_model_is_refused_until_rebuilt(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket = tmp_path / "copy"
+    shutil.copytree(topics_bucket[0], bucket)
+    settings = StoreSettings(bucket=str(bucket))
+    location = index_location(settings)
+    index = SearchIndex.open(location, create=True)
+    schema = index.chunks.schema.with_metadata(
+        {b"bucketdigest.embedding_model": b"other/model", b"bucketdigest.schema_version": b"1"}
+    )
+    index.db.create_table("chunks", schema=schema, mode="overwrite")
+    with pytest.raises(IndexMismatch, match=r"other/model.*--rebuild"):
+        Searcher.open(settings)
+    assert index_bucket(LocalStore(bucket), settings, rebuild=True).added == 5
+    assert Searcher.open(settings).search(SearchRequest("harvest"))
+
+
+def test_a_damaged_index_is_reported_with_the_way_out(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket = tmp_path / "copy"
+    shutil.copytree(topics_bucket[0], bucket)
+    settings = StoreSettings(bucket=str(bucket))
+    index_bucket(LocalStore(bucket), settings)
+    shutil.rmtree(bucket / "index" / "chunks.lance" / "_versions")
+    with pytest.raises(IndexDamaged, match="--rebuild"):
+        Searcher.open(settings).search(SearchRequest("harvest"))
+    index_bucket(LocalStore(bucket), settings, rebuild=True)
+    assert Searcher.open(settings).search(SearchRequest("harvest"))
+
+
+def test_the_index_holds_the_embedders_vector_of_each_chunks_text(
+    indexed: tuple[Searcher, dict[str, str]],
+) -> None:
+    searcher, _ = indexed
+    table = searcher.index.chunks.to_arrow()
+    vectors = np.stack(table["vector"].to_numpy(zero_copy_only=False))
+    again = shared_embedder().encode(table["text"].to_pylist())
+    assert float((vectors * again).sum(axis=1).min()) >= 0.999
