@@ -29,6 +29,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Claim cost",
         "Concurrent claimers",
         "Ingest hashing",
+        "Search",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

@@ -1,8 +1,12 @@
-"""Run the benchmarks and write their tables to docs/benchmarks.md (see README.md here)."""
+"""Run the benchmarks and write their tables to docs/benchmarks.md (see README.md here).
+
+With ``--only``, the sections not run are kept from the existing file, each with the line
+saying when and how it was measured."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 import time
@@ -12,11 +16,50 @@ from pathlib import Path
 import claims
 import hashing
 import requests_per_doc
+import searching
 import throughput
 from common import ROOT, machine
 
-SECTIONS = ("throughput", "requests", "claims", "hashing")
+SECTIONS = ("throughput", "requests", "claims", "hashing", "search")
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The ``## `` sections of a results file (before the analysis), by heading."""
+    tables = text.split(ANALYSIS_MARKER, 1)[0]
+    found = {}
+    for block in re.split(r"(?m)^(?=## )", tables)[1:]:
+        heading = block.splitlines()[0]
+        found[heading] = block.rstrip() + "\n"
+    return found
+
+
+def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
+    stamp = (
+        f"_Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by "
+        f"`{shlex.join(['python', 'scripts/bench/run.py', *sys.argv[1:]])}`._\n"
+    )
+    out: dict[str, str] = {}
+
+    def add(heading: str, body: str) -> None:
+        out[f"## {heading}"] = f"## {heading}\n\n{stamp}\n{body.rstrip()}\n"
+
+    if "throughput" in wanted:
+        runs = 1 if args.quick else args.repeat
+        add(
+            "Throughput: the converter alone against bucketdigest",
+            throughput.run(args.quick, args.mode, runs),
+        )
+    if "requests" in wanted:
+        add("Store requests per document", requests_per_doc.run(args.quick))
+    if "claims" in wanted:
+        add("Claim cost against queue length", claims.scale(args.quick))
+        add("Concurrent claimers on moto's server", claims.contention(args.quick))
+    if "hashing" in wanted:
+        add("Ingest hashing", hashing.run(args.quick))
+    if "search" in wanted:
+        add("Search", searching.run(args.quick))
+    return out
 
 
 def main() -> None:
@@ -29,36 +72,22 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=2, help="throughput runs per configuration")
     args = parser.parse_args()
-    wanted = args.only.split(",")
     started = time.perf_counter()
-    parts = [
+    existing = args.output.read_text() if args.output.exists() else ""
+    sections = _sections(existing)
+    sections.update(_measured(args, args.only.split(",")))
+    analysis = existing.split(ANALYSIS_MARKER, 1)[1] if ANALYSIS_MARKER in existing else "\n"
+    header = [
         "# Benchmarks",
         "",
         f"- machine: {machine()}",
-        f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
-        f"- command: `{shlex.join(['python', 'scripts/bench/run.py', *sys.argv[1:]])}`",
+        f"- last run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{time.perf_counter() - started:.0f} s",
         "",
     ]
-    if "throughput" in wanted:
-        parts += [
-            "## Throughput: the converter alone against bucketdigest",
-            "",
-            throughput.run(args.quick, args.mode, 1 if args.quick else args.repeat),
-            "",
-        ]
-    if "requests" in wanted:
-        parts += ["## Store requests per document", "", requests_per_doc.run(args.quick), ""]
-    if "claims" in wanted:
-        parts += ["## Claim cost against queue length", "", claims.scale(args.quick), ""]
-        parts += ["## Concurrent claimers on moto's server", "", claims.contention(args.quick), ""]
-    if "hashing" in wanted:
-        parts += ["## Ingest hashing", "", hashing.run(args.quick), ""]
-    parts.append(f"_Total bench time {time.perf_counter() - started:.0f} s._")
+    body = "\n".join(header) + "\n" + "\n".join(sections.values())
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    kept = ""
-    if args.output.exists() and ANALYSIS_MARKER in args.output.read_text():
-        kept = args.output.read_text().split(ANALYSIS_MARKER, 1)[1]
-    args.output.write_text("\n".join(parts) + "\n\n" + ANALYSIS_MARKER + (kept or "\n"))
+    args.output.write_text(body + "\n" + ANALYSIS_MARKER + analysis)
     print(args.output.read_text())
 
 
