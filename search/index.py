@@ -3,14 +3,18 @@ document), and opening, checking and maintaining them.
 
 Both tables carry in their schema metadata the embedding model their vectors come from; an
 index built with another model is refused, since its vectors and a query's would not compare.
-Every write is a LanceDB commit, itself a conditional write: a commit lands whole or not at
-all, so a killed indexer leaves the index as of its last commit.
+Writes and maintenance go through ``lancedb``; searches read the same tables with ``pylance``
+(the Lance format's own package, which imports in a tenth of the time). The two are pinned to
+one Lance core version in pyproject.toml. Every write is a LanceDB commit, itself a conditional
+write: a commit lands whole or not at all, so a killed indexer leaves the index as of its last
+commit.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -31,8 +35,9 @@ _MODEL_KEY = b"bucketdigest.embedding_model"
 _SCHEMA_KEY = b"bucketdigest.schema_version"
 REBUILD_HINT = "run `bucketdigest index --rebuild`"
 
-VECTOR_INDEX_FROM = 50_000
-"""Below this many rows a brute-force scan answers in milliseconds; above, an IVF-PQ index."""
+VECTOR_INDEX_FROM = 20_000
+"""From this many rows on, an IVF-SQ vector index (a brute-force scan of 100,000 rows takes
+~300 ms here; IVF-SQ answers in ~4 ms and builds 15 times faster than IVF-PQ)."""
 COMPACT_FROM_FRAGMENTS = 24
 """Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
 
@@ -92,8 +97,15 @@ class IndexStats:
     updated_at: datetime | None
 
 
-def _check(table: Any, name: str) -> None:
-    metadata = table.schema.metadata or {}
+def lance_environment() -> None:
+    """Lance logs to stderr from Rust; only its errors are worth a person's attention."""
+    os.environ.setdefault("LANCE_LOG", "error")
+    os.environ.setdefault("LANCEDB_LOG", "error")
+
+
+def check_metadata(metadata: dict[bytes, bytes] | None, name: str) -> None:
+    """Refuse a table whose vectors come from another model or whose schema is another."""
+    metadata = metadata or {}
     model = metadata.get(_MODEL_KEY, b"").decode()
     if model != MODEL_NAME:
         raise IndexMismatch(
@@ -120,6 +132,7 @@ class SearchIndex:
     def open(cls, location: IndexLocation, *, create: bool = False) -> SearchIndex:
         """Open the index (creating empty tables with ``create``). Raises IndexNotFound,
         IndexMismatch or IndexDamaged, each naming what to do."""
+        lance_environment()
         import lancedb
 
         try:
@@ -140,13 +153,14 @@ class SearchIndex:
             raise IndexDamaged(
                 f"the index at {location.uri} cannot be read ({exc}): {REBUILD_HINT}"
             ) from exc
-        _check(chunks, CHUNKS)
-        _check(documents, DOCUMENTS)
+        check_metadata(chunks.schema.metadata, CHUNKS)
+        check_metadata(documents.schema.metadata, DOCUMENTS)
         return cls(db, chunks, documents)
 
     @classmethod
     def create_empty(cls, location: IndexLocation) -> SearchIndex:
         """Drop whatever index is there and start empty (``index --rebuild``)."""
+        lance_environment()
         import lancedb
 
         db = lancedb.connect(location.uri, storage_options=location.storage_options)
@@ -172,7 +186,7 @@ class SearchIndex:
     def maintain(self, force: bool = False) -> list[str]:
         """Compact tables with many fragments, and create the indexes a table lacks; returns
         what was done. Cheap when nothing is due."""
-        from lancedb.index import FTS
+        from lancedb.index import FTS, IvfSq
 
         done = []
         for name, table in ((CHUNKS, self.chunks), (DOCUMENTS, self.documents)):
@@ -184,12 +198,9 @@ class SearchIndex:
                 table.create_index("text", config=FTS(with_position=True))
                 done.append(f"{name}: full-text index")
             if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
+                partitions = max(8, int(rows**0.5) // 4)
                 table.create_index(
-                    metric="cosine",
-                    vector_column_name="vector",
-                    index_type="IVF_PQ",
-                    num_partitions=max(16, int(rows**0.5) // 4),
-                    num_sub_vectors=DIMENSION // 8,
+                    "vector", config=IvfSq(distance_type="cosine", num_partitions=partitions)
                 )
                 done.append(f"{name}: vector index")
             fragments = table.stats()["fragment_stats"]["num_fragments"]

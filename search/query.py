@@ -1,6 +1,7 @@
 """Searching the index: chunks ("where exactly do the rules talk about grappling?") or
 documents ("which of my books are about naval combat?"), by keyword (BM25), by meaning
-(cosine over all-MiniLM-L6-v2 vectors) or both (hybrid: reciprocal-rank fusion of the two).
+(cosine over all-MiniLM-L6-v2 vectors) or both (hybrid: the two rankings fused by reciprocal
+rank). Tables are read with pylance (see :mod:`bucketdigest.search.index`).
 
 Filters on file type and tag run inside the index (prefiltering); filters on source and path
 are narrowed inside the index and checked exactly here, with enough rows fetched to fill the
@@ -16,12 +17,19 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bucketdigest.search.index import SearchIndex
-from bucketdigest.search.location import index_location
+from bucketdigest.search.index import (
+    CHUNKS,
+    DOCUMENTS,
+    REBUILD_HINT,
+    check_metadata,
+    lance_environment,
+)
+from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.snippet import Snippet, make_snippet
-from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, shared_embedder
-from bucketdigest.shared.errors import InvalidQuery
+from bucketdigest.shared.errors import IndexDamaged, IndexNotFound, InvalidQuery
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 1000
@@ -122,73 +130,137 @@ def _accepts(row: dict[str, Any], request: SearchRequest) -> bool:
     return True
 
 
-def _score(row: dict[str, Any], mode: Mode) -> float:
-    if mode is Mode.HYBRID:
-        return float(row["_relevance_score"])
-    if mode is Mode.KEYWORD:
-        return float(row["_score"])
-    return 1.0 - float(row["_distance"])
+RRF_K = 60
+"""Reciprocal-rank fusion: a hit's hybrid score is the sum of 1/(RRF_K + rank) over the
+keyword and semantic rankings (the constant of the original paper and of LanceDB's RRF)."""
+
+_COLUMNS = ("digest", "title", "names", "sources", "file_type", "tags", "text")
+_CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
+_DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
+
+
+def _full_text(query: str) -> Any:
+    """A quoted query is a phrase; anything else matches any of its words (BM25)."""
+    from lance.query import MatchQuery, PhraseQuery
+
+    stripped = query.strip()
+    if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
+        return PhraseQuery(stripped[1:-1], "text")
+    return MatchQuery(query.replace('"', " "), "text")
+
+
+def _dataset(location: IndexLocation, name: str) -> Any:
+    import lance
+
+    return lance.dataset(f"{location.uri}/{name}.lance", storage_options=location.storage_options)
+
+
+def _open_tables(settings: StoreSettings) -> tuple[Any, Any]:
+    """Both tables, checked; IndexNotFound when the bucket has no index, IndexDamaged when
+    it has one that cannot be read."""
+    lance_environment()
+    location = index_location(settings)
+    try:
+        tables = (_dataset(location, CHUNKS), _dataset(location, DOCUMENTS))
+    except (ValueError, OSError) as exc:
+        store = open_store(settings, self_test=False)
+        if not any(True for _ in store.list(keys.INDEX_PREFIX, limit=1)):
+            raise IndexNotFound(
+                f"no search index at {location.uri} yet: run `bucketdigest index`"
+            ) from exc
+        raise IndexDamaged(
+            f"the index at {location.uri} cannot be read ({exc}): {REBUILD_HINT}"
+        ) from exc
+    for name, table in zip((CHUNKS, DOCUMENTS), tables, strict=True):
+        check_metadata(table.schema.metadata, name)
+    return tables
 
 
 class Searcher:
     """Answers search requests on one index; the embedding model loads on first use."""
 
-    def __init__(self, index: SearchIndex, embedder: Embedder | None = None) -> None:
-        self.index = index
+    def __init__(self, chunks: Any, documents: Any, embedder: Embedder | None = None) -> None:
+        self.chunks = chunks
+        self.documents = documents
         self._embedder = embedder
 
     @classmethod
     def open(cls, settings: StoreSettings) -> Searcher:
-        return cls(SearchIndex.open(index_location(settings)))
+        return cls(*_open_tables(settings))
 
     def _vector(self, query: str) -> Any:
         embedder = self._embedder or shared_embedder()
         return embedder.encode([query])[0]
 
-    def _query(self, table: Any, request: SearchRequest, fetch: int) -> list[dict[str, Any]]:
+    def _keyword(self, table: Any, columns: list[str], request: SearchRequest, fetch: int) -> list:
+        return table.to_table(
+            columns=[*columns, "_score"],
+            full_text_query=_full_text(request.query),
+            filter=_where(request),
+            prefilter=True,
+            limit=fetch,
+        ).to_pylist()
+
+    def _semantic(self, table: Any, columns: list[str], request: SearchRequest, fetch: int) -> list:
+        nearest = {
+            "column": "vector",
+            "q": self._vector(request.query),
+            "k": fetch,
+            "metric": "cosine",
+            "nprobes": NPROBES,
+        }
+        return table.to_table(
+            columns=[*columns, "_distance"],
+            nearest=nearest,
+            filter=_where(request),
+            prefilter=True,
+        ).to_pylist()
+
+    def _ranked(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[dict, float]]:
+        """Rows with their scores, best first."""
+        chunks = request.level is Level.CHUNKS
+        columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
         if request.mode is Mode.KEYWORD:
-            builder = table.search(request.query, query_type="fts", fts_columns="text")
-        elif request.mode is Mode.SEMANTIC:
-            builder = (
-                table.search(self._vector(request.query), vector_column_name="vector")
-                .distance_type("cosine")
-                .nprobes(NPROBES)
-            )
-        else:
-            builder = (
-                table.search(query_type="hybrid", vector_column_name="vector", fts_columns="text")
-                .vector(self._vector(request.query))
-                .text(request.query)
-                .distance_type("cosine")
-                .nprobes(NPROBES)
-            )
-        where = _where(request)
-        if where:
-            builder = builder.where(where, prefilter=True)
-        return builder.limit(fetch).to_list()
+            return [(r, r["_score"]) for r in self._keyword(table, columns, request, fetch)]
+        if request.mode is Mode.SEMANTIC:
+            rows = self._semantic(table, columns, request, fetch)
+            return [(r, 1.0 - r["_distance"]) for r in rows]
+        rankings = (
+            self._keyword(table, columns, request, fetch),
+            self._semantic(table, columns, request, fetch),
+        )
+        key = "id" if chunks else "digest"
+        fused: dict[str, tuple[dict, float]] = {}
+        for rows in rankings:
+            for rank, row in enumerate(rows, start=1):
+                _, score = fused.get(row[key], (row, 0.0))
+                fused[row[key]] = (row, score + 1.0 / (RRF_K + rank))
+        return sorted(fused.values(), key=lambda pair: pair[1], reverse=True)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer."""
         request = request.validated()
         chunks = request.level is Level.CHUNKS
-        table = self.index.chunks if chunks else self.index.documents
+        table = self.chunks if chunks else self.documents
         if table.count_rows() == 0:
             return []
         exact = bool(request.source or request.path)
         fetch = min(MAX_LIMIT, request.limit * OVERFETCH) if exact else request.limit
+        if request.mode is Mode.HYBRID:
+            fetch = min(MAX_LIMIT, max(fetch, 2 * request.limit))
         try:
-            rows = self._query(table, request, fetch)
+            ranked = self._ranked(table, request, fetch)
         except ValueError as exc:
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
         hits = []
-        for row in rows:
+        for row, score in ranked:
             if exact and not _accepts(row, request):
                 continue
             text = row["text"] if chunks else (row["summary"] or row["text"])
             hits.append(
                 Hit(
                     digest=row["digest"],
-                    score=_score(row, request.mode),
+                    score=float(score),
                     title=row["title"],
                     names=tuple(row["names"] or ()),
                     sources=tuple(row["sources"] or ()),

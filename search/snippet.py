@@ -6,6 +6,7 @@ as the keyword index's stemmer matched them; the window with the most matches wi
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -65,6 +66,7 @@ class Snippet:
         return "".join([*out, self.text[last:]])
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     word = word.lower()
     for ending in _ENDINGS:

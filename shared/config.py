@@ -7,10 +7,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from bucketdigest.shared.errors import ConfigError
-from bucketdigest.shared.selftest import check_conditional_writes
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.shared.stores.s3 import S3Store
 
 DEFAULT_BUCKET = "./bucketdigest-data"
 
@@ -30,6 +28,10 @@ def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
     directory path. S3 stores are self-tested for conditional writes unless told not to."""
     url = settings.bucket
     if url.startswith("s3://"):
+        # boto3 takes a quarter of a second to import: only S3 stores pay for it
+        from bucketdigest.shared.selftest import check_conditional_writes
+        from bucketdigest.shared.stores.s3 import S3Store
+
         parsed = urlparse(url)
         if not parsed.netloc:
             raise ConfigError(f"bucket URL {url!r} names no bucket (expected s3://bucket/prefix)")

@@ -130,7 +130,7 @@ def test_the_index_holds_the_embedders_vector_of_each_chunks_text(
     indexed: tuple[Searcher, dict[str, str]],
 ) -> None:
     searcher, _ = indexed
-    table = searcher.index.chunks.to_arrow()
+    table = searcher.chunks.to_table()
     vectors = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     again = shared_embedder().encode(table["text"].to_pylist())
     assert float((vectors * again).sum(axis=1).min()) >= 0.999
