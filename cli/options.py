@@ -140,6 +140,7 @@ def _worker(
     *,
     lease_seconds: float,
     job_timeout: float,
+    page_timeout: float,
     max_memory: int | None,
     jobs_per_child: int,
     max_attempts: int,
@@ -169,6 +170,7 @@ def _worker(
         ),
         limits=SandboxLimits(
             timeout=job_timeout,
+            per_page=page_timeout,
             max_memory=max_memory << 20 if max_memory else None,
             jobs_per_child=jobs_per_child,
         ),
@@ -190,7 +192,16 @@ worker_options = option_group(
         type=click.FloatRange(1),
         default=600,
         show_default=True,
-        help="Wall-clock limit of one digester on one document, in seconds.",
+        help="Wall-clock limit of one digester on one document, in seconds, before "
+        "--page-timeout is added for each page.",
+    ),
+    click.option(
+        "--page-timeout",
+        type=click.FloatRange(0),
+        default=5,
+        show_default=True,
+        help="Seconds added to --job-timeout per page of the document, so long books get "
+        "the time they need.",
     ),
     click.option(
         "--max-memory",

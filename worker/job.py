@@ -31,7 +31,7 @@ from bucketdigest.shared.errors import (
     NotFound,
     PermanentDigestError,
 )
-from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
+from bucketdigest.shared.filetypes import FileKind, FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job, RetryPolicy
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, OutputStatus
@@ -40,6 +40,7 @@ from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_ch
 from bucketdigest.worker.checkpoint import Progress
 from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
+from bucketdigest.worker.digesters.doc_to_markdown import count_pages
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.outcome import JobResult, Outcome
 from bucketdigest.worker.output_state import plan
@@ -47,6 +48,9 @@ from bucketdigest.worker.package import build_members, info, write_zip
 from bucketdigest.worker.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
+
+COUNT_SECONDS = 120.0
+"""Limit on reading a document's page count (the digester child may still be starting)."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ def _digest_and_upload(
         previous_zip = workdir / "previous.zip"
         ctx.store.download(keys.out_key(ticket.digest), previous_zip)
     seconds["download"] = time.perf_counter() - started
+    pages = 1
+    if kind.kind is FileKind.DOCUMENT:  # every digester's time limit grows with the pages
+        pages = max(1, ctx.sandbox.call(count_pages, source, ticket.ext, timeout=COUNT_SECONDS))
     tree = workdir / "tree"
     tree.mkdir()
     records = plan(CHAIN, kind, ctx.store.now(), progress.load(tree, previous_zip, ctx.store.now))
@@ -122,7 +129,11 @@ def _digest_and_upload(
         began = time.perf_counter()
         try:
             return ctx.sandbox.call(
-                run_digester, digester.name, dctx, interrupt=lambda: _interrupt_reason(lease, ctx)
+                run_digester,
+                digester.name,
+                dctx,
+                interrupt=lambda: _interrupt_reason(lease, ctx),
+                pages=pages,
             )
         finally:
             seconds[digester.name] = time.perf_counter() - began

@@ -37,9 +37,14 @@ _OUT_OF_MEMORY = re.compile(r"bad_alloc|out of memory|cannot allocate memory", r
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """How long one digester may take, how much memory the child may map, when to recycle it."""
+    """How long one digester may take, how much memory the child may map, when to recycle it.
+
+    The time limit scales with the work: a 2,000-page manual gets what 2,000 pages need,
+    while a hung one-page file is still stopped after ``timeout`` seconds."""
 
     timeout: float = 600.0
+    """Seconds one digester may take on one document, plus ``per_page`` for each page."""
+    per_page: float = 5.0
     max_memory: int | None = None
     jobs_per_child: int = 50
 
@@ -159,13 +164,18 @@ class Sandbox:
         function: Callable[..., Any],
         *args: Any,
         interrupt: Callable[[], str | None] = _never,
+        pages: int = 0,
+        timeout: float | None = None,
     ) -> Any:
-        """``function(*args)`` in the child (both picklable). Raises DigestError with a precise
-        reason, PermanentDigestError for unusable input, or Interrupted (killing the child) as
-        soon as ``interrupt`` returns a reason, which it is asked several times a second."""
+        """``function(*args)`` in the child (both picklable), allowed ``timeout`` seconds (by
+        default the limits') plus ``per_page`` for each of ``pages``. Raises DigestError with a
+        precise reason, PermanentDigestError for unusable input, or Interrupted (killing the
+        child) as soon as ``interrupt`` returns a reason, asked several times a second."""
         process, conn = self._start()
         conn.send((function, args))
-        deadline = time.monotonic() + self.limits.timeout
+        base = self.limits.timeout if timeout is None else timeout
+        limit = base + self.limits.per_page * pages
+        deadline = time.monotonic() + limit
         try:
             while not conn.poll(_POLL_SECONDS):
                 if reason := interrupt():
@@ -177,7 +187,7 @@ class Sandbox:
                     raise DigestError(reason)
                 if time.monotonic() > deadline:
                     self._stop(graceful=False)
-                    raise DigestError(f"timed out after {self.limits.timeout:g} s")
+                    raise DigestError(f"timed out after {limit:g} s")
             answer = conn.recv()
         except (EOFError, OSError) as exc:
             reason = self._crash_reason(process)

@@ -131,7 +131,7 @@ def test_bad_inputs_are_dead_lettered_at_once_with_a_reason(tmp_path: Path) -> N
 def test_a_timeout_is_retried_later_with_backoff(tmp_path: Path, pdf_folder: Path) -> None:
     store = LocalStore(tmp_path / "bucket")
     digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
-    limits = SandboxLimits(timeout=0.05)
+    limits = SandboxLimits(timeout=0.05, per_page=0)
     summary = Worker(store, _settings(limits=limits, retry_delay=3600, max_jobs=1)).run()
     assert summary.outcomes == {"retrying": 1}
     ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data)
@@ -141,12 +141,27 @@ def test_a_timeout_is_retried_later_with_backoff(tmp_path: Path, pdf_folder: Pat
     assert claim_next(store, "w", 60).job is None
 
 
+def test_the_time_limit_grows_with_the_page_count(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    make_pdf(tmp_path / "long" / "long.pdf", title="Long", pages=30, seed=4)
+    digest = _ingest(store, tmp_path / "long")["long.pdf"]
+    too_short = SandboxLimits(timeout=0.3, per_page=0.0)
+    summary = Worker(store, _settings(limits=too_short, retry_delay=0, max_jobs=1)).run()
+    assert summary.outcomes == {"retrying": 1}
+    ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data)
+    assert "timed out after 0.3 s" in ticket.history[-1].error
+    per_page = SandboxLimits(timeout=0.3, per_page=1.0)
+    assert Worker(store, _settings(limits=per_page)).run().outcomes == {"done": 1}
+
+
 def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
     store = LocalStore(tmp_path / "bucket")
     digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
-    settings = _settings(limits=SandboxLimits(timeout=0.05), retry_delay=0, max_attempts=2)
+    settings = _settings(
+        limits=SandboxLimits(timeout=0.05, per_page=0), retry_delay=0, max_attempts=2
+    )
     Worker(store, settings).run()
     failure = Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
     assert [a.attempt for a in failure.ticket.history] == [1, 2]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 
@@ -20,13 +19,9 @@ class DocToScreenshot(Digester):
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         import pymupdf
 
-        try:
-            doc = pymupdf.open(ctx.source, filetype=ctx.file.ext)
-        except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
-            raise PermanentDigestError(f"cannot open the file to render it: {exc}") from exc
-        with doc:
-            if doc.page_count == 0:
-                raise PermanentDigestError("the document has no pages")
+        from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
+
+        with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
             page = doc[0]
             longer = max(page.rect.width, page.rect.height) or 1.0
             zoom = ctx.settings.thumbnail_pixels / longer

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from bucketdigest.shared.errors import DigestError, PermanentDigestError
+from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import PAGES_DIR, has_text, ocr_member, page_number
@@ -75,15 +75,11 @@ class PageOcr(Digester):
         return {"ocr": Produced(files, content)}
 
     def _ocr(self, ctx: DigestContext, numbers: list[int]) -> dict[str, bytes]:
-        import pymupdf
+        from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
         tessdata = _tessdata()
-        try:
-            doc = pymupdf.open(ctx.source, filetype=ctx.file.ext)
-        except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
-            raise PermanentDigestError(f"cannot open the file to OCR it: {exc}") from exc
         files = {}
-        with doc:
+        with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
             for number in numbers:
                 page = doc[number - 1]
                 try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bucketdigest.shared.errors import PermanentDigestError
@@ -18,6 +19,13 @@ def _decode(data: bytes) -> tuple[str, list[str]]:
         return data.decode("utf-8-sig"), []
     except UnicodeDecodeError:
         return data.decode("cp1252", errors="replace"), ["not UTF-8; read as Windows-1252"]
+
+
+def count_pages(source: Path, ext: str) -> int:
+    """Entry point in the digester child: how many pages the document has (0: unknown)."""
+    from bucketdigest.worker.digesters.doc_to_markdown.engine import page_count
+
+    return page_count(source, ext)
 
 
 class DocToMarkdown(Digester):

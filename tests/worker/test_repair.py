@@ -1,0 +1,81 @@
+"""Real-world damage: what other readers open is repaired, one bad page never costs the
+others, and a file nobody reads is given up with every engine's reason."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import PermanentDigestError
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.worker.damaged import bad_page_count, poisoned_page
+
+
+@pytest.mark.parametrize("mode", ["legacy", "layout"])
+def test_a_pdf_with_a_damaged_page_tree_is_repaired_by_qpdf_and_converted(
+    tmp_path: Path, mode: str
+) -> None:
+    source = bad_page_count(tmp_path / "damaged.pdf")
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode=mode))
+    assert len(conversion.pages) == 3
+    assert "Damaged Rules" in conversion.pages[0]
+    assert conversion.converter["engine"] == "mupdf+qpdf"
+    assert any(
+        "repaired with qpdf" in p and "Invalid number of pages" in p for p in conversion.problems
+    )
+
+
+def test_a_page_that_breaks_the_converter_gets_its_plain_text_and_the_others_convert(
+    tmp_path: Path,
+) -> None:
+    # legacy mode raises on this page; layout mode (OCR off, as we run it) converts it
+    source = poisoned_page(tmp_path / "poster.pdf", pages=5, poisoned=2)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode="legacy"))
+    assert len(conversion.pages) == 5
+    for number, page in enumerate(conversion.pages, start=1):
+        assert f"Page {number} about poster rules" in page
+    broken = [p for p in conversion.problems if p.startswith("page ")]
+    assert len(broken) == 1 and broken[0].startswith("page 2:") and "plain text" in broken[0]
+
+
+def test_a_file_no_engine_can_read_names_each_engines_reason(tmp_path: Path) -> None:
+    good = make_pdf(tmp_path / "good.pdf", title="Good", pages=2, seed=9).read_bytes()
+    (tmp_path / "truncated.pdf").write_bytes(good[:200])
+    with pytest.raises(PermanentDigestError) as raised:
+        convert(tmp_path / "truncated.pdf", "pdf", tmp_path / "work", ConverterOptions())
+    message = str(raised.value)
+    assert message.startswith("not a readable PDF file")
+    assert "MuPDF:" in message and "PDFium:" in message and str(tmp_path) not in message
+
+
+def test_damaged_documents_end_done_with_their_problems_in_info_json(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    bad_page_count(folder / "tree.pdf")
+    poisoned_page(folder / "poster.pdf")
+    store = LocalStore(tmp_path / "bucket")
+    report = Ingestor(store).ingest([FolderSource(folder, FileFilter())])
+    settings = WorkerSettings(
+        exit_when_idle=True,
+        monitor_every=None,
+        digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
+    )
+    assert Worker(store, settings).run().outcomes == {"done": 2}
+    for entry in report.files:
+        with zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(entry.digest)).data)) as archive:
+            info = json.loads(archive.read("info.json"))
+        assert info["pages"] == 3
+        expected = "repaired with qpdf" if entry.path == "tree.pdf" else "page 2:"
+        assert any(expected in problem for problem in info["problems"]), info["problems"]
