@@ -28,6 +28,7 @@ from bucketdigest.shared.errors import IndexNotFound
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from bucketdigest.worker.reprocess import reprocess
+from tests.documents import scanned_pdf
 from tests.faultproxy import FaultProxy
 from tests.search.conftest import digest_folder, write_topics
 
@@ -234,27 +235,9 @@ def test_store_faults_while_indexing_on_moto_leave_no_duplicate_or_partial_docum
     assert dict(recorded) == counts
 
 
-def _scanned_pdf(path: Path) -> Path:
-    import pymupdf
-
-    text = pymupdf.open()
-    page = text.new_page()
-    page.insert_text((72, 100), "Rules of Battle", fontsize=28)
-    page.insert_textbox(
-        pymupdf.Rect(72, 140, 520, 400),
-        "Dragons breathe fire once per round. Roll initiative before every battle.",
-        fontsize=16,
-    )
-    scanned = pymupdf.open()
-    scanned.new_page().insert_image(page.rect, pixmap=page.get_pixmap(dpi=200))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scanned.save(path)
-    return path
-
-
 @pytest.mark.slow
 def test_a_phrase_on_a_scanned_page_is_found_through_its_ocr_text(tmp_path: Path) -> None:
-    _scanned_pdf(tmp_path / "in" / "scan.pdf")
+    scanned_pdf(tmp_path / "in" / "scan.pdf")
     store = LocalStore(tmp_path / "bucket")
     digests = digest_folder(store, tmp_path / "in")
     settings = StoreSettings(bucket=str(tmp_path / "bucket"))

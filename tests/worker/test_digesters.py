@@ -21,6 +21,7 @@ from bucketdigest.worker.digester import DigestContext, DigestSettings, LlmSetti
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.search_keyword import page_chunks
+from tests.documents import scanned_pdf
 
 SCANNED_WORDS = ("Dragons", "breathe", "fire", "initiative")
 
@@ -48,22 +49,6 @@ def _ctx(tmp_path: Path, source: Path, **settings: object) -> DigestContext:
     scratch.mkdir()
     options = DigestSettings(converter=ConverterOptions(mode="legacy"), **settings)
     return DigestContext("cd" * 32, source, file_type(source.suffix), tree, scratch, options)
-
-
-def _scanned_pdf(path: Path) -> Path:
-    """A page of text rendered to a picture and placed in a PDF with no text layer."""
-    text = pymupdf.open()
-    page = text.new_page()
-    page.insert_text((72, 100), "Rules of Battle", fontsize=28)
-    page.insert_textbox(
-        pymupdf.Rect(72, 140, 520, 400),
-        "Dragons breathe fire once per round. Roll initiative before every battle.",
-        fontsize=16,
-    )
-    scanned = pymupdf.open()
-    scanned.new_page().insert_image(page.rect, pixmap=page.get_pixmap(dpi=200))
-    scanned.save(path)
-    return path
 
 
 def test_a_pdf_goes_through_the_whole_chain(tmp_path: Path) -> None:
@@ -94,7 +79,7 @@ def test_a_pdf_goes_through_the_whole_chain(tmp_path: Path) -> None:
 
 
 def test_a_scanned_page_comes_out_searchable(tmp_path: Path) -> None:
-    ctx = _ctx(tmp_path, _scanned_pdf(tmp_path / "scan.pdf"))
+    ctx = _ctx(tmp_path, scanned_pdf(tmp_path / "scan.pdf"))
     results = _chain_until(ctx, "search-keyword")
     assert results["ocr"].content["pages"] == [1]
     assert results["ocr"].content["engine"].startswith("tesseract")
@@ -106,7 +91,7 @@ def test_a_scanned_page_comes_out_searchable(tmp_path: Path) -> None:
 
 
 def test_an_image_is_ocrd_and_thumbnailed(tmp_path: Path) -> None:
-    scan = pymupdf.open(_scanned_pdf(tmp_path / "scan.pdf"))
+    scan = pymupdf.open(scanned_pdf(tmp_path / "scan.pdf"))
     image = tmp_path / "photo.png"
     scan[0].get_pixmap(dpi=200).save(image)
     ctx = _ctx(tmp_path, image)
