@@ -27,6 +27,8 @@ from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 
+log = logging.getLogger(__name__)
+
 POLL_SECONDS = 0.5
 
 
@@ -145,6 +147,11 @@ def run_local(
         processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
-    # what the workers' duty has not indexed yet becomes searchable now
-    indexed = index_bucket(store, store_settings, wait=LEASE_SECONDS)
+    # what the workers' duty has not indexed yet becomes searchable now; the documents are
+    # done whatever happens to the index, so a failure here is reported, not raised
+    try:
+        indexed = index_bucket(store, store_settings, wait=LEASE_SECONDS)
+    except Exception as exc:
+        log.exception("indexing after the run failed")
+        indexed = IndexReport(busy=f"failed: {exc}; run `bucketdigest index` to retry")
     return RunReport(report, outcome, results_location(store), indexed)
