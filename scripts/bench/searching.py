@@ -1,5 +1,5 @@
-"""Search: query latency by index size and store, a cold CLI search, indexing throughput, index
-size and build time, and retrieval quality per mode."""
+"""Search: query latency by index size and store, index build time and size, a cold CLI search;
+with indexing throughput and retrieval quality from ``searching_results``."""
 
 from __future__ import annotations
 
@@ -17,21 +17,16 @@ import numpy as np
 import pyarrow as pa
 from common import moto_server, new_bucket, table
 from searching_data import (
-    put_result,
-    quality_queries,
     texts,
-    topic_documents,
     unit_vectors,
     vocabulary,
 )
+from searching_results import indexing, quality
 
 from bucketdigest.search.index import SearchIndex, chunk_schema
-from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
-from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.embedding import shared_embedder
-from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.shared.config import StoreSettings
 
 BATCH = 100_000
 BIN = Path(sys.executable).parent
@@ -171,162 +166,6 @@ def _cold(bucket: Path, queries: list[str]) -> str:
         f"and index opened, hybrid query, 10 hits printed), {bucket.name.split('-')[1]} chunks: "
         f"median {statistics.median(samples):.2f} s, best {min(samples):.2f} s over "
         f"{len(samples)} runs.\n"
-    )
-
-
-def indexing(quick: bool) -> str:
-    documents = 40 if quick else 2_000
-    increments = [20] if quick else [100, 250, 500]
-    chunks_per_doc = 50
-    rng = np.random.default_rng(2)
-    words, p = vocabulary()
-    rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        store = LocalStore(Path(scratch) / "bucket")
-        settings = StoreSettings(bucket=str(store.root))
-
-        def add(count: int, tag: str) -> None:
-            for n in range(count):
-                chunks = texts(chunks_per_doc, words, p, rng)
-                put_result(
-                    store,
-                    _digest(f"{tag}-{n}"),
-                    f"{tag}/{n}.pdf",
-                    chunks,
-                    unit_vectors(chunks_per_doc, rng),
-                    title=f"Book {n}",
-                    summary=chunks[0],
-                )
-
-        add(documents, "base")
-        started = time.perf_counter()
-        report = index_bucket(store, settings, rebuild=True)
-        seconds = time.perf_counter() - started
-        rows.append(
-            (
-                f"rebuild, local store, {documents:,} documents",
-                f"{report.chunks:,}",
-                f"{seconds:.1f}",
-                f"{report.chunks / seconds:,.0f}",
-                f"{documents / seconds:,.0f}",
-            )
-        )
-        for count in increments:
-            add(count, f"more-{count}")
-            started = time.perf_counter()
-            report = index_bucket(store, settings)
-            seconds = time.perf_counter() - started
-            rows.append(
-                (
-                    f"incremental, local store, {count} new of {documents + count:,}",
-                    f"{report.chunks:,}",
-                    f"{seconds:.1f}",
-                    f"{report.chunks / seconds:,.0f}",
-                    f"{count / seconds:,.0f}",
-                )
-            )
-            documents += count
-    with moto_server() as endpoint:
-        settings = StoreSettings(bucket=f"s3://{new_bucket(endpoint)}/bench", endpoint_url=endpoint)
-        store = open_store(settings)
-        base, more = (20, 10) if quick else (400, 200)
-        for n in range(base):
-            put_result(
-                store,
-                _digest(f"m{n}"),
-                f"m/{n}.pdf",
-                texts(50, words, p, rng),
-                unit_vectors(50, rng),
-                title=f"Book {n}",
-            )
-        index_bucket(store, settings)
-        for n in range(more):
-            put_result(
-                store,
-                _digest(f"n{n}"),
-                f"n/{n}.pdf",
-                texts(50, words, p, rng),
-                unit_vectors(50, rng),
-                title=f"Book {n}",
-            )
-        started = time.perf_counter()
-        report = index_bucket(store, settings)
-        seconds = time.perf_counter() - started
-        rows.append(
-            (
-                f"incremental, moto server, {more} new of {base + more}",
-                f"{report.chunks:,}",
-                f"{seconds:.1f}",
-                f"{report.chunks / seconds:,.0f}",
-                f"{more / seconds:,.0f}",
-            )
-        )
-    return (
-        f"`index_bucket` on result zips as workers write them ({chunks_per_doc} chunks each, "
-        "vectors included), registry records read for every document; the time includes "
-        "listing the bucket, reading the documents table and index maintenance.\n\n"
-        + table(("run", "chunks", "seconds", "chunks/s", "documents/s"), rows)
-    )
-
-
-def quality(quick: bool) -> str:
-    rng = np.random.default_rng(3)
-    words, p = vocabulary()
-    embedder = shared_embedder()
-    distractors = 20 if quick else 300
-    with tempfile.TemporaryDirectory() as scratch:
-        store = LocalStore(Path(scratch) / "bucket")
-        settings = StoreSettings(bucket=str(store.root))
-        targets = {}
-        for name, (title, passages) in topic_documents().items():
-            digest = _digest(f"topic-{name}")
-            targets[name] = digest
-            filler = texts(4, words, p, rng)
-            chunks = [*passages, *filler]
-            put_result(
-                store,
-                digest,
-                f"topics/{name}.pdf",
-                chunks,
-                embedder.encode(chunks),
-                title=title,
-                summary=" ".join(passages),
-            )
-        for n in range(distractors):
-            chunks = texts(6, words, p, rng)
-            put_result(
-                store,
-                _digest(f"noise-{n}"),
-                f"noise/{n}.pdf",
-                chunks,
-                embedder.encode(chunks),
-                title=f"Notes {n}",
-                summary=chunks[0],
-            )
-        index_bucket(store, settings)
-        searcher = Searcher.open(settings)
-        rows = []
-        for level in (Level.DOCUMENTS, Level.CHUNKS):
-            for kind in ("words", "meaning", "all"):
-                cells = []
-                for mode in (Mode.KEYWORD, Mode.SEMANTIC, Mode.HYBRID):
-                    found, reciprocal, total = 0, 0.0, 0
-                    for query, qkind, topic in quality_queries():
-                        if kind != "all" and qkind != kind:
-                            continue
-                        total += 1
-                        hits = searcher.search(SearchRequest(query, level=level, mode=mode))
-                        ranks = [i for i, h in enumerate(hits, 1) if h.digest == targets[topic]]
-                        found += bool(ranks)
-                        reciprocal += 1 / ranks[0] if ranks else 0.0
-                    cells.append(f"{found}/{total} ({reciprocal / total:.2f})")
-                rows.append((level.value, kind, *cells))
-    return (
-        f"Known-item retrieval: {len(topic_documents())} documents on distinct topics (3 "
-        f"passages each plus 4 passages of filler) among {distractors} filler documents, real "
-        f"all-MiniLM-L6-v2 vectors. Two queries per topic: one in the document's words, one "
-        f"in other words. Cell: queries whose document is in the top 10 (mean reciprocal "
-        f"rank).\n\n" + table(("level", "queries", "keyword", "semantic", "hybrid"), rows)
     )
 
 
