@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +20,11 @@ from searching_data import (
     vocabulary,
 )
 
-from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.indexer import IndexReport, index_bucket
 from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import shared_embedder
+from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
 
 
@@ -30,95 +32,64 @@ def _digest(seed: str) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()
 
 
+def _add(store: Store, count: int, tag: str, rng: np.random.Generator, chunks: int) -> None:
+    """``count`` result zips of ``chunks`` synthetic chunks each, named after ``tag``."""
+    words, p = vocabulary()
+    for n in range(count):
+        passages = texts(chunks, words, p, rng)
+        put_result(
+            store,
+            _digest(f"{tag}-{n}"),
+            f"{tag}/{n}.pdf",
+            passages,
+            unit_vectors(chunks, rng),
+            title=f"Book {n}",
+            summary=passages[0],
+        )
+
+
+def _timed(label: str, documents: int, run: Callable[[], IndexReport]) -> tuple[str, ...]:
+    """A table row for one indexing run over ``documents`` documents."""
+    started = time.perf_counter()
+    report = run()
+    seconds = time.perf_counter() - started
+    return (
+        label,
+        f"{report.chunks:,}",
+        f"{seconds:.1f}",
+        f"{report.chunks / seconds:,.0f}",
+        f"{documents / seconds:,.0f}",
+    )
+
+
 def indexing(quick: bool) -> str:
     documents = 40 if quick else 2_000
     increments = [20] if quick else [100, 250, 500]
-    chunks_per_doc = 50
+    chunks = 50
     rng = np.random.default_rng(2)
-    words, p = vocabulary()
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         store = LocalStore(Path(scratch) / "bucket")
         settings = StoreSettings(bucket=str(store.root))
-
-        def add(count: int, tag: str) -> None:
-            for n in range(count):
-                chunks = texts(chunks_per_doc, words, p, rng)
-                put_result(
-                    store,
-                    _digest(f"{tag}-{n}"),
-                    f"{tag}/{n}.pdf",
-                    chunks,
-                    unit_vectors(chunks_per_doc, rng),
-                    title=f"Book {n}",
-                    summary=chunks[0],
-                )
-
-        add(documents, "base")
-        started = time.perf_counter()
-        report = index_bucket(store, settings, rebuild=True)
-        seconds = time.perf_counter() - started
-        rows.append(
-            (
-                f"rebuild, local store, {documents:,} documents",
-                f"{report.chunks:,}",
-                f"{seconds:.1f}",
-                f"{report.chunks / seconds:,.0f}",
-                f"{documents / seconds:,.0f}",
-            )
-        )
+        _add(store, documents, "base", rng, chunks)
+        label = f"rebuild, local store, {documents:,} documents"
+        rows.append(_timed(label, documents, lambda: index_bucket(store, settings, rebuild=True)))
         for count in increments:
-            add(count, f"more-{count}")
-            started = time.perf_counter()
-            report = index_bucket(store, settings)
-            seconds = time.perf_counter() - started
-            rows.append(
-                (
-                    f"incremental, local store, {count} new of {documents + count:,}",
-                    f"{report.chunks:,}",
-                    f"{seconds:.1f}",
-                    f"{report.chunks / seconds:,.0f}",
-                    f"{count / seconds:,.0f}",
-                )
-            )
+            _add(store, count, f"more-{count}", rng, chunks)
             documents += count
+            label = f"incremental, local store, {count} new of {documents:,}"
+            rows.append(_timed(label, count, lambda: index_bucket(store, settings)))
     with moto_server() as endpoint:
         settings = StoreSettings(bucket=f"s3://{new_bucket(endpoint)}/bench", endpoint_url=endpoint)
-        store = open_store(settings)
+        remote = open_store(settings)
         base, more = (20, 10) if quick else (400, 200)
-        for n in range(base):
-            put_result(
-                store,
-                _digest(f"m{n}"),
-                f"m/{n}.pdf",
-                texts(50, words, p, rng),
-                unit_vectors(50, rng),
-                title=f"Book {n}",
-            )
-        index_bucket(store, settings)
-        for n in range(more):
-            put_result(
-                store,
-                _digest(f"n{n}"),
-                f"n/{n}.pdf",
-                texts(50, words, p, rng),
-                unit_vectors(50, rng),
-                title=f"Book {n}",
-            )
-        started = time.perf_counter()
-        report = index_bucket(store, settings)
-        seconds = time.perf_counter() - started
-        rows.append(
-            (
-                f"incremental, moto server, {more} new of {base + more}",
-                f"{report.chunks:,}",
-                f"{seconds:.1f}",
-                f"{report.chunks / seconds:,.0f}",
-                f"{more / seconds:,.0f}",
-            )
-        )
+        _add(remote, base, "m", rng, chunks)
+        index_bucket(remote, settings)
+        _add(remote, more, "n", rng, chunks)
+        label = f"incremental, moto server, {more} new of {base + more}"
+        rows.append(_timed(label, more, lambda: index_bucket(remote, settings)))
     return (
-        f"`index_bucket` on result zips as workers write them ({chunks_per_doc} chunks each, "
+        f"`index_bucket` on result zips as workers write them ({chunks} chunks each, "
         "vectors included), registry records read for every document; the time includes "
         "listing the bucket, reading the documents table and index maintenance.\n\n"
         + table(("run", "chunks", "seconds", "chunks/s", "documents/s"), rows)
