@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.2
 _EXIT_SECONDS = 2.0
-_OUT_OF_MEMORY = re.compile(r"bad_alloc|out of memory|cannot allocate memory", re.IGNORECASE)
+_OUT_OF_MEMORY = re.compile(
+    r"bad_alloc|out of memory|cannot allocate memory|failed to map segment", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,17 @@ def _format_bytes(count: int) -> str:
     return f"{count} bytes"
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation failure, from Python or from a native library
+    (onnxruntime raises ``RuntimeException`` with ``std::bad_alloc`` in its message)."""
+    return isinstance(exc, MemoryError) or bool(_OUT_OF_MEMORY.search(str(exc)))
+
+
 def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]:
     """The answer for a conversion that raised: ("memory" | "error", message, traceback)."""
     message = str(exc) or type(exc).__name__
-    out_of_memory = isinstance(exc, MemoryError) or _OUT_OF_MEMORY.search(message)
-    return ("memory" if max_memory and out_of_memory else "error", message, traceback.format_exc())
+    kind = "memory" if max_memory and is_out_of_memory(exc) else "error"
+    return (kind, message, traceback.format_exc())
 
 
 def _exit_with_parent() -> None:

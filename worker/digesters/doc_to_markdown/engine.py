@@ -24,6 +24,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.pagetext import has_text
+from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
 
@@ -81,12 +82,15 @@ def _salvaged(
     problems: list[str],
 ) -> list[str]:
     """Convert ``numbers``; if the converter raises, halve the range until the pages that
-    fail are alone, and give those their plain text (noted in ``problems``)."""
+    fail are alone, and give those their plain text (noted in ``problems``).
+
+    Running out of memory is not a page's fault: it propagates, so the worker reports the
+    memory limit instead of quietly degrading the whole document to plain text."""
     try:
         return _markdown(doc, numbers, image_dir, options)
-    except MemoryError:
-        raise
     except Exception as exc:
+        if is_out_of_memory(exc):
+            raise
         if len(numbers) == 1:
             number = numbers[0] + 1
             problems.append(
