@@ -92,6 +92,6 @@ def search_command(
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:
-        click.echo(json.dumps([render.hit_json(hit) for hit in hits], indent=2))
+        click.echo(json.dumps([hit.to_dict() for hit in hits], indent=2))
     else:
         render.hits(Console(soft_wrap=True), hits)

@@ -23,7 +23,7 @@ from rich.text import Text
 from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.loop import MonitorPass
-from bucketdigest.monitor.status import Status
+from bucketdigest.monitor.status import Status, describe_duration
 from bucketdigest.runner.local import RunReport
 from bucketdigest.search.index import IndexStats
 from bucketdigest.search.indexer import IndexReport
@@ -43,20 +43,9 @@ def ingest_json(report: IngestReport) -> dict[str, Any]:
 def status_json(status: Status, index: IndexStats | Exception | None) -> dict[str, Any]:
     if isinstance(index, Exception):
         described: dict[str, Any] | None = {"error": str(index)}
-    elif index is None:
-        described = None
     else:
-        described = {
-            "documents": index.documents,
-            "chunks": index.chunks,
-            "updated_at": index.updated_at.isoformat() if index.updated_at else None,
-        }
-    return {
-        "counts": status.counts,
-        "failures": [asdict(f) for f in status.failures],
-        "runs": [json.loads(r.to_json()) for r in status.runs],
-        "index": described,
-    }
+        described = index.to_dict() if index else None
+    return {**status.to_dict(), "index": described}
 
 
 def catalog_json(entry: CatalogEntry) -> dict[str, Any]:
@@ -144,6 +133,10 @@ def status_tables(console: Console, status: Status) -> None:
         counts.add_column(name, justify="right")
     counts.add_row(*(str(n) for n in status.counts.values()))
     console.print(counts)
+    console.print(
+        f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
+        f"time left at that rate: {describe_duration(status.eta_seconds)}"
+    )
     if status.failures:
         failures = Table(title="Recent failures")
         for column in ("document", "hash", "attempt", "failed at", "error"):
@@ -233,23 +226,6 @@ def index_line(stats: IndexStats | Exception | None, done: int) -> str:
         f"search index: {stats.documents} of {done} done documents, {stats.chunks} chunks, "
         f"last updated {updated}"
     )
-
-
-def hit_json(hit: Hit) -> dict[str, Any]:
-    return {
-        "digest": hit.digest,
-        "score": round(hit.score, 6),
-        "title": hit.title,
-        "names": list(hit.names),
-        "sources": list(hit.sources),
-        "file_type": hit.file_type,
-        "page": hit.page,
-        "headings": list(hit.headings),
-        "chunk_id": hit.chunk_id,
-        "tags": list(hit.tags),
-        "snippet": hit.snippet.text,
-        "highlights": [list(span) for span in hit.snippet.highlights],
-    }
 
 
 def hits(console: Console, found: list[Hit]) -> None:

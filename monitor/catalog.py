@@ -34,6 +34,15 @@ def catalog(store: Store, source: str | None = None) -> list[CatalogEntry]:
     return sorted(entries, key=lambda e: (e.record.source, e.record.path))
 
 
+def sources_of(store: Store, digest: str) -> list[SourceRecord]:
+    """Every (source, path) the document ``digest`` was ingested from."""
+    records = [
+        SourceRecord.from_json(store.get(info.key).data)
+        for info in store.list(keys.registry_doc_prefix(digest))
+    ]
+    return sorted(records, key=lambda r: (r.source, r.path))
+
+
 def resolve(store: Store, path_or_hash: str) -> str:
     """The digest named by a hash, or by a registered path (exact, or a unique path suffix)."""
     try:

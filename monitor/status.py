@@ -1,8 +1,12 @@
-"""What is in the bucket: counts per state, recent failures, latest ingest runs. Read-only."""
+"""What is in the bucket: counts per state, throughput and ETA, recent failures, latest ingest
+runs. Read-only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.keys import QueueState
@@ -27,10 +31,66 @@ class Status:
     counts: dict[str, int]
     failures: list[FailureSummary] = field(default_factory=list)
     runs: list[IngestRun] = field(default_factory=list)
+    done_per_minute: list[int] = field(default_factory=list)
+    """Results written in each of the last ``WINDOW_MINUTES`` minutes, oldest first."""
+    as_of: datetime | None = None
+    """The store's clock when the status was read."""
+
+    @property
+    def rate_per_minute(self) -> float:
+        """Documents done per minute over the last hour."""
+        return sum(self.done_per_minute) / WINDOW_MINUTES if self.done_per_minute else 0.0
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Time until todo and processing are done at the last hour's rate (None: no rate)."""
+        left = self.counts[DocState.TODO] + self.counts[DocState.PROCESSING]
+        if left == 0:
+            return 0.0
+        return 60.0 * left / self.rate_per_minute if self.rate_per_minute else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form shared by ``status --json`` and the HTTP API."""
+        eta = self.eta_seconds
+        return {
+            "counts": self.counts,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+            "done_per_minute": self.done_per_minute,
+            "rate_per_minute": round(self.rate_per_minute, 3),
+            "eta_seconds": None if eta is None else round(eta, 1),
+            "failures": [asdict(f) for f in self.failures],
+            "runs": [json.loads(r.to_json()) for r in self.runs],
+        }
+
+
+WINDOW_MINUTES = 60
+
+
+def describe_duration(seconds: float | None) -> str:
+    """``2 h 05 min``, ``4 min``, ``under a minute``; ``unknown`` for None."""
+    if seconds is None:
+        return "unknown"
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def _per_minute(finished: list[datetime], now: datetime) -> list[int]:
+    buckets = [0] * WINDOW_MINUTES
+    start = now - timedelta(minutes=WINDOW_MINUTES)
+    for moment in finished:
+        if start <= moment <= now:
+            index = int((moment - start).total_seconds() // 60)
+            buckets[min(index, WINDOW_MINUTES - 1)] += 1
+    return buckets
 
 
 def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status:
-    """Count every state and read the most recent failures and ingest runs."""
+    """Count every state, the last hour's results per minute, and read the most recent
+    failures and ingest runs."""
+    now = store.now()
     counts = dict.fromkeys(DocState, 0)
     failed = []
     for state in QueueState:
@@ -38,8 +98,13 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             counts[DocState(state.value)] += 1
             if state is QueueState.FAILED:
                 failed.append((info.last_modified, digest))
-    counts[DocState.DONE] = sum(1 for _ in store.list(keys.OUT_PREFIX))
-    status = Status(counts={state.value: n for state, n in counts.items()})
+    finished = [info.last_modified for info in store.list(keys.OUT_PREFIX)]
+    counts[DocState.DONE] = len(finished)
+    status = Status(
+        counts={state.value: n for state, n in counts.items()},
+        done_per_minute=_per_minute(finished, now),
+        as_of=now,
+    )
     for _, digest in sorted(failed, reverse=True)[:failures]:
         failure = queue.read_failure(store, digest)
         if failure is not None:

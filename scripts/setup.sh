@@ -8,13 +8,16 @@ need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v git-lfs >/dev/null 2>&1 || need_apt+=(git-lfs)
 command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need_apt[*]} with apt-get" >&2
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "warning: please install ${need_apt[*]} (Git LFS sources; OCR of scanned pages)" >&2
+    echo "warning: please install ${need_apt[*]} (Git LFS sources; OCR of scanned pages;" \
+      "the browser test of bucketdigest serve)" >&2
   fi
 fi
 

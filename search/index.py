@@ -96,6 +96,10 @@ class IndexStats:
     documents: int
     updated_at: datetime | None
 
+    def to_dict(self) -> dict[str, Any]:
+        updated = self.updated_at.isoformat() if self.updated_at else None
+        return {"documents": self.documents, "chunks": self.chunks, "updated_at": updated}
+
 
 def lance_environment() -> None:
     """Lance logs to stderr from Rust; only its errors are worth a person's attention."""

@@ -99,6 +99,23 @@ class Hit:
     headings: tuple[str, ...] = ()
     chunk_id: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form shared by ``search --json`` and the HTTP API."""
+        return {
+            "digest": self.digest,
+            "score": round(self.score, 6),
+            "title": self.title,
+            "names": list(self.names),
+            "sources": list(self.sources),
+            "file_type": self.file_type,
+            "page": self.page,
+            "headings": list(self.headings),
+            "chunk_id": self.chunk_id,
+            "tags": list(self.tags),
+            "snippet": self.snippet.text,
+            "highlights": [list(span) for span in self.snippet.highlights],
+        }
+
 
 def _quoted(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPONENTS = ("cli", "ingestor", "monitor", "runner", "search", "shared", "worker")
+COMPONENTS = ("cli", "ingestor", "monitor", "runner", "search", "serve", "shared", "worker")
 ROLES = ("ingestor", "monitor", "search", "worker")
 """Packages that import ``shared`` alone (``runner`` and ``cli`` wire them together)."""
 

@@ -42,13 +42,17 @@ def document_pages(tree: Path) -> list[str]:
     """Each page's Markdown (image links relative to the zip's root) with its OCR text."""
     pages = []
     for path in sorted((tree / PAGES_DIR).glob("*.md")):
-        text = path.read_text(encoding="utf-8").strip()
-        text = text.replace(f"](../{IMAGES_DIR}/", f"]({IMAGES_DIR}/")
         ocr = tree / OCR_DIR / path.name
-        if ocr.is_file():
-            text = f"{text}\n\n{ocr.read_text(encoding='utf-8').strip()}".strip()
-        pages.append(text)
+        ocr_text = ocr.read_text(encoding="utf-8") if ocr.is_file() else ""
+        pages.append(merged_page(path.read_text(encoding="utf-8"), ocr_text))
     return pages
+
+
+def merged_page(markdown: str, ocr: str) -> str:
+    """A page as ``document.md`` has it: its Markdown with image links relative to the zip's
+    root, then its OCR text."""
+    text = markdown.strip().replace(f"](../{IMAGES_DIR}/", f"]({IMAGES_DIR}/")
+    return f"{text}\n\n{ocr.strip()}".strip()
 
 
 def document_text(tree: Path) -> str:

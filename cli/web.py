@@ -1,0 +1,71 @@
+"""``bucketdigest serve``: the HTTP API and the web pages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from bucketdigest.cli.group import cli, console, library_errors
+from bucketdigest.cli.options import store_options
+from bucketdigest.shared.config import StoreSettings
+
+TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
+
+
+@cli.command()
+@store_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option(
+    "--allow-writes",
+    is_flag=True,
+    help=f"Enable retry and reprocess, for requests bearing the token in ${TOKEN_VARIABLE}.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep fetched result zips here (default: a temporary folder).",
+)
+@click.option(
+    "--cache-size",
+    type=click.IntRange(16),
+    default=1024,
+    show_default=True,
+    help="MiB of disk the cached result zips may take.",
+)
+@click.option(
+    "--cors-origin", multiple=True, help="Let pages from this origin call the API (repeatable)."
+)
+@library_errors
+def serve(
+    store: StoreSettings,
+    host: str,
+    port: int,
+    allow_writes: bool,
+    cache_dir: Path | None,
+    cache_size: int,
+    cors_origin: tuple[str, ...],
+) -> None:
+    """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
+
+    Example: bucketdigest serve --bucket s3://rulebooks/prod --port 8080
+    """
+    from bucketdigest.serve.app import run_server  # FastAPI loads only for this command
+    from bucketdigest.serve.backend import ServeSettings
+    from bucketdigest.serve.results import CacheSettings
+
+    token = os.environ.get(TOKEN_VARIABLE, "") if allow_writes else ""
+    if allow_writes and len(token) < 16:
+        raise click.UsageError(f"--allow-writes needs ${TOKEN_VARIABLE} (16 characters or more)")
+    settings = ServeSettings(
+        store=store,
+        host=host,
+        port=port,
+        token=token or None,
+        cache=CacheSettings(directory=cache_dir, max_bytes=cache_size << 20),
+        cors_origins=cors_origin,
+    )
+    console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
+    run_server(settings)

@@ -1,0 +1,1 @@
+"""`bucketdigest serve`: the HTTP API and the web pages over one bucket (FastAPI, Jinja2)."""

@@ -1,0 +1,137 @@
+"""The JSON API under ``/api``; FastAPI documents every route at ``/docs`` and ``/openapi.json``."""
+
+from __future__ import annotations
+
+import mimetypes
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import PlainTextResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.serve.backend import Backend
+from bucketdigest.serve.documents import THUMBNAIL, checked_hash, read_page
+from bucketdigest.shared import keys
+from bucketdigest.worker.package import DOCUMENT
+
+router = APIRouter(prefix="/api")
+_bearer = HTTPBearer(auto_error=False, description="BUCKETDIGEST_SERVE_TOKEN")
+
+SAFE_INLINE = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+"""Media types a browser may show inline; anything else is sent as a plain download."""
+
+
+def backend(request: Request) -> Backend:
+    return request.app.state.backend
+
+
+BackendDep = Annotated[Backend, Depends(backend)]
+Token = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+QueryText = Annotated[str, Query(description="What to look for.", max_length=MAX_QUERY_CHARS)]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+
+
+@router.get("/search/chunks", summary="Find exactly where something is written")
+def search_chunks(
+    backend: BackendDep,
+    q: QueryText,
+    mode: Mode = Mode.HYBRID,
+    limit: Limit = 10,
+    source: str | None = None,
+    type: str | None = None,
+    tag: str | None = None,
+) -> dict[str, Any]:
+    request = SearchRequest(q, Level.CHUNKS, mode, limit, source, None, type, tag)
+    return {"hits": [h.to_dict() for h in backend.search(request)]}
+
+
+@router.get("/search/documents", summary="Which documents are about something")
+def search_documents(
+    backend: BackendDep,
+    q: QueryText,
+    mode: Mode = Mode.HYBRID,
+    limit: Limit = 10,
+    source: str | None = None,
+    type: str | None = None,
+    tag: str | None = None,
+) -> dict[str, Any]:
+    request = SearchRequest(q, Level.DOCUMENTS, mode, limit, source, None, type, tag)
+    return {"hits": [h.to_dict() for h in backend.search(request)]}
+
+
+@router.get("/documents/{digest}", summary="A document: state, info, every output's status")
+def document(backend: BackendDep, digest: str) -> dict[str, Any]:
+    return backend.document(digest).to_dict()
+
+
+@router.get("/documents/{digest}/summary", summary="A document's summary and tags")
+def summary(backend: BackendDep, digest: str) -> dict[str, Any]:
+    view = backend.document(digest)
+    return {"digest": view.digest, "summary": view.summary, "tags": list(view.tags)}
+
+
+@router.get(
+    "/documents/{digest}/markdown",
+    summary="A document's Markdown, whole or one page (with its OCR text)",
+    response_class=PlainTextResponse,
+)
+def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query(ge=1)] = None):
+    if page is not None:
+        text = read_page(backend.cache, digest, page).text
+    else:
+        text = backend.cache.member(checked_hash(digest), DOCUMENT).decode("utf-8", "replace")
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+
+
+@router.get("/documents/{digest}/thumbnail", summary="The first page as a PNG")
+def thumbnail(backend: BackendDep, digest: str) -> Response:
+    data = backend.cache.member(checked_hash(digest), THUMBNAIL)
+    return Response(data, media_type="image/png", headers=_immutable())
+
+
+@router.get("/documents/{digest}/files/{member:path}", summary="One file of the result zip")
+def member(backend: BackendDep, digest: str, member: str) -> Response:
+    data = backend.cache.member(checked_hash(digest), member)
+    guessed = mimetypes.guess_type(member)[0] or "application/octet-stream"
+    if guessed in SAFE_INLINE:
+        return Response(data, media_type=guessed, headers=_immutable())
+    download = member.rsplit("/", 1)[-1].replace('"', "")
+    headers = {"Content-Disposition": f'attachment; filename="{download}"'}
+    return Response(data, media_type="application/octet-stream", headers=headers)
+
+
+@router.get("/documents/{digest}/zip", summary="The whole result zip")
+def result_zip(backend: BackendDep, digest: str) -> Response:
+    digest = checked_hash(digest)
+    headers = {"Content-Disposition": f'attachment; filename="{digest}.zip"'}
+    return Response(backend.cache.zip_bytes(digest), media_type="application/zip", headers=headers)
+
+
+@router.post("/documents/{digest}/retry", summary="Put a failed document back in line")
+def retry(backend: BackendDep, digest: str, token: Token) -> dict[str, Any]:
+    requeued = backend.retry(digest, token.credentials if token else None)
+    return {"digest": digest, "requeued": requeued}
+
+
+@router.post("/documents/{digest}/reprocess", summary="Run digesters again on a done document")
+def reprocess(
+    backend: BackendDep, digest: str, token: Token, digester: str | None = None
+) -> dict[str, Any]:
+    chosen = backend.reprocess(digest, digester, token.credentials if token else None)
+    return {"digest": digest, "digesters": chosen}
+
+
+@router.get("/status", summary="Counts, throughput, ETA, failures, ingest runs, index freshness")
+def status(backend: BackendDep) -> dict[str, Any]:
+    return backend.status()
+
+
+@router.get("/healthz", summary="Whether the server can reach its bucket")
+def healthz(backend: BackendDep) -> dict[str, Any]:
+    backend.store.head(keys.INDEX_WRITER_KEY)
+    return {"ok": True, "bucket": backend.store.url}
+
+
+def _immutable() -> dict[str, str]:
+    return {"Cache-Control": "private, max-age=60"}

@@ -1,0 +1,137 @@
+"""The FastAPI application: routes, errors as clean answers, security headers; and running it.
+
+Errors never show a stack trace: a bad hash or an unknown document is a 404, a bad query a 400,
+a write without the token a 401/403, and a bucket or index that cannot be read a 503, as JSON
+under ``/api`` and as a page elsewhere.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from bucketdigest.serve import api, pages
+from bucketdigest.serve.backend import (
+    Backend,
+    BadRequest,
+    NotAuthorized,
+    NotPossible,
+    ServeSettings,
+    WritesOff,
+)
+from bucketdigest.serve.documents import UnknownDocument
+from bucketdigest.serve.results import NoResult, NoSuchMember
+from bucketdigest.shared.errors import (
+    BucketdigestError,
+    IndexNotFound,
+    InvalidQuery,
+    NotFound,
+    SearchIndexError,
+    StoreError,
+)
+
+log = logging.getLogger(__name__)
+
+_STATUS: tuple[tuple[type[Exception], int, str], ...] = (
+    (UnknownDocument, 404, "Not found"),
+    (NoResult, 404, "Not found"),
+    (NoSuchMember, 404, "Not found"),
+    (NotFound, 404, "Not found"),
+    (InvalidQuery, 400, "Bad request"),
+    (BadRequest, 400, "Bad request"),
+    (WritesOff, 403, "Forbidden"),
+    (NotPossible, 409, "Not possible now"),
+    (IndexNotFound, 503, "No search index yet"),
+    (SearchIndexError, 503, "Search index unavailable"),
+    (StoreError, 503, "Bucket unavailable"),
+)
+_CSP = (
+    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
+_OPENAPI_PAGES = ("/docs", "/redoc")
+"""FastAPI's API pages load their scripts from a CDN; they keep the default policy."""
+
+
+def _answer(request: Request, status: int, title: str, message: str) -> Response:
+    if request.url.path.startswith("/api"):
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        return JSONResponse({"detail": message}, status_code=status, headers=headers)
+    return pages.render(request, "error.html", status, title=title, message=message)
+
+
+async def _library_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, NotAuthorized):
+        status = 401 if exc.missing else 403
+        return _answer(request, status, "Not authorized", str(exc))
+    for kind, status, title in _STATUS:
+        if isinstance(exc, kind):
+            if status == 503:
+                log.warning("%s %s: %s", request.method, request.url.path, exc)
+            return _answer(request, status, title, str(exc))
+    log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return _answer(request, 500, "Server error", "Something went wrong; the log says what.")
+
+
+async def _invalid_request(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'request'}: {e['msg']}" for e in exc.errors()
+    )
+    return _answer(request, 400, "Bad request", problems)
+
+
+def create_app(settings: ServeSettings) -> FastAPI:
+    """The application for one bucket."""
+    backend = Backend(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        backend.close()
+
+    app = FastAPI(
+        title="bucketdigest",
+        summary="Search, read and watch a bucket of digested documents.",
+        lifespan=lifespan,
+    )
+    app.state.backend = backend
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_exception_handler(BucketdigestError, _library_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        if request.url.path not in _OPENAPI_PAGES:
+            response.headers["Content-Security-Policy"] = _CSP
+        return response
+
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization"],
+        )
+    return app
+
+
+def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
+    """Serve until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, **uvicorn_options)

@@ -1,0 +1,136 @@
+"""What the server's routes read and do, in one object shared by the API and the web pages:
+the store, the result cache, a searcher kept warm, the status (briefly cached) and the writes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bucketdigest.monitor.repair import retry_failed
+from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.search.index import SearchIndex
+from bucketdigest.search.location import index_location
+from bucketdigest.search.query import Hit, Searcher, SearchRequest
+from bucketdigest.serve.documents import DocumentView, checked_hash, read_document
+from bucketdigest.serve.results import CacheSettings, ResultCache
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import BucketdigestError, SearchIndexError
+from bucketdigest.worker.digesters import CHAIN
+from bucketdigest.worker.reprocess import reprocess
+
+
+class BadRequest(BucketdigestError):
+    """A request naming something that cannot exist (a digester, say)."""
+
+
+class NotPossible(BucketdigestError):
+    """A write the document's state does not allow (reprocessing one that is not done)."""
+
+
+class WritesOff(BucketdigestError):
+    """The server was started without ``--allow-writes``."""
+
+
+class NotAuthorized(BucketdigestError):
+    """A write came without the right token."""
+
+    def __init__(self, message: str, *, missing: bool) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    store: StoreSettings = field(default_factory=StoreSettings)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    token: str | None = None
+    """Writes (retry, reprocess) are allowed only with a token, given as a bearer token."""
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    cors_origins: tuple[str, ...] = ()
+    refresh_seconds: float = 10.0
+    """How stale the searcher's view of the index and the status may be."""
+
+    @property
+    def allow_writes(self) -> bool:
+        return bool(self.token)
+
+
+class Backend:
+    def __init__(self, settings: ServeSettings) -> None:
+        self.settings = settings
+        self.store = open_store(settings.store, self_test=False)
+        self.cache = ResultCache(self.store, settings.cache)
+        self._searcher: tuple[Searcher, float] | None = None
+        self._status: tuple[dict[str, Any], float] | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.cache.close()
+
+    def _fresh(self, stamp: float) -> bool:
+        return time.monotonic() - stamp < self.settings.refresh_seconds
+
+    def searcher(self) -> Searcher:
+        """The searcher, reopened when older than ``refresh_seconds`` so new documents show."""
+        with self._lock:
+            if self._searcher and self._fresh(self._searcher[1]):
+                return self._searcher[0]
+        searcher = Searcher.open(self.settings.store)
+        with self._lock:
+            self._searcher = (searcher, time.monotonic())
+        return searcher
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        return self.searcher().search(request)
+
+    def document(self, digest: str) -> DocumentView:
+        return read_document(self.cache, digest)
+
+    def status(self) -> dict[str, Any]:
+        """Counts, throughput, ETA, failures, runs and index freshness, as JSON data."""
+        with self._lock:
+            if self._status and self._fresh(self._status[1]):
+                return self._status[0]
+        status: Status = collect_status(self.store)
+        try:
+            stats = SearchIndex.describe(index_location(self.settings.store))
+            index: dict[str, Any] | None = stats.to_dict() if stats else None
+        except SearchIndexError as exc:
+            index = {"error": str(exc)}
+        if index and "documents" in index:
+            index["behind"] = max(0, status.counts["done"] - index["documents"])
+        data = {**status.to_dict(), "index": index}
+        with self._lock:
+            self._status = (data, time.monotonic())
+        return data
+
+    def authorize(self, token: str | None) -> None:
+        """Raise unless writes are on and ``token`` is the server's token."""
+        if not self.settings.token:
+            raise WritesOff("writes are off: start the server with --allow-writes")
+        if not token:
+            raise NotAuthorized("this needs the server's token (Bearer)", missing=True)
+        if not hmac.compare_digest(token.encode(), self.settings.token.encode()):
+            raise NotAuthorized("wrong token", missing=False)
+
+    def retry(self, digest: str, token: str | None) -> bool:
+        """Put a failed document back in line; False if it was not failed."""
+        self.authorize(token)
+        return bool(retry_failed(self.store, [checked_hash(digest)]))
+
+    def reprocess(self, digest: str, digester: str | None, token: str | None) -> list[str]:
+        """Run ``digester`` (default: the whole chain) again on a done document; returns the
+        digesters that will run. NotPossible when it has no result to work from."""
+        self.authorize(token)
+        name = digester or CHAIN[0].name
+        if name not in {d.name for d in CHAIN}:
+            raise BadRequest(f"no digester named {name!r}")
+        report = reprocess(self.store, [checked_hash(digest)], name, outdated=False)
+        if digest in report.skipped:
+            raise NotPossible(f"{digest}: cannot reprocess: {report.skipped[digest]}")
+        return report.requeued.get(digest, [])

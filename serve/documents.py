@@ -1,0 +1,141 @@
+"""One document as the server shows it: where it is, where it came from, its outputs, tags,
+summary and pages, read from the bucket and the result zip."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from bucketdigest.monitor.catalog import sources_of
+from bucketdigest.serve.results import NoSuchMember, ResultCache
+from bucketdigest.shared import keys, queue
+from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, SourceRecord
+from bucketdigest.worker.digesters.doc_to_screenshot import THUMBNAIL
+from bucketdigest.worker.digesters.summary import SUMMARY
+from bucketdigest.worker.digesters.tags import TAGS
+from bucketdigest.worker.package import DIGESTS, INFO
+from bucketdigest.worker.pagetext import PAGES_DIR, merged_page, ocr_member, page_member
+
+
+class UnknownDocument(BucketdigestError):
+    """The bucket has no trace of this document."""
+
+
+def checked_hash(value: str) -> str:
+    """``value`` if it is a document hash, else UnknownDocument (nothing can be named so)."""
+    try:
+        return keys.check_hash(value)
+    except ValueError as exc:
+        raise UnknownDocument(f"{value!r} is not a document hash (64 hex digits)") from exc
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int
+    markdown: str
+    ocr: str
+    """Text read from the page's image by OCR (empty when the page had a text layer)."""
+
+    @property
+    def text(self) -> str:
+        """The page as ``document.md`` has it: its Markdown, then its OCR text."""
+        return merged_page(self.markdown, self.ocr)
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    digest: str
+    state: DocState
+    sources: tuple[SourceRecord, ...]
+    info: dict[str, Any]
+    outputs: tuple[OutputRecord, ...]
+    failure: Failure | None
+    tags: tuple[str, ...]
+    summary: str
+    page_count: int
+    has_thumbnail: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.info.get("names") or (self.failure.ticket.names if self.failure else ()))
+
+    @property
+    def title(self) -> str:
+        title = (self.info.get("metadata") or {}).get("title")
+        return str(title) if title else (self.names[0] if self.names else self.digest[:12])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "digest": self.digest,
+            "state": self.state.value,
+            "title": self.title,
+            "names": list(self.names),
+            "sources": [json.loads(s.to_json()) for s in self.sources],
+            "info": self.info,
+            "outputs": [json.loads(o.to_json()) for o in self.outputs],
+            "error": self.failure.error if self.failure else None,
+            "tags": list(self.tags),
+            "summary": self.summary,
+            "pages": self.page_count,
+            "thumbnail": self.has_thumbnail,
+        }
+
+
+def read_document(cache: ResultCache, digest: str) -> DocumentView:
+    """Everything about ``digest`` but its pages; UnknownDocument when the bucket has none."""
+    store = cache.store
+    digest = checked_hash(digest)
+    state = queue.state_of(store, digest)
+    if state is None:
+        raise UnknownDocument(f"{digest}: no such document in {store.url}")
+    failure = queue.read_failure(store, digest) if state is DocState.FAILED else None
+    info: dict[str, Any] = {}
+    outputs: tuple[OutputRecord, ...] = failure.outputs if failure else ()
+    tags: tuple[str, ...] = ()
+    summary = ""
+    names: list[str] = []
+    if state is DocState.DONE:
+        names = cache.names(digest)
+        found = cache.members(digest, [INFO, DIGESTS, TAGS, SUMMARY])
+        info = json.loads(found.get(INFO, b"{}"))
+        if DIGESTS in found:
+            outputs = DigestRecords.from_json(found[DIGESTS]).outputs
+        tags = tuple(t["keyword"] for t in json.loads(found.get(TAGS, b"[]")))
+        summary = found.get(SUMMARY, b"").decode("utf-8", "replace").strip()
+    return DocumentView(
+        digest=digest,
+        state=state,
+        sources=tuple(sources_of(store, digest)),
+        info=info,
+        outputs=outputs,
+        failure=failure,
+        tags=tags,
+        summary=summary,
+        page_count=sum(1 for n in names if n.startswith(f"{PAGES_DIR}/") and n.endswith(".md")),
+        has_thumbnail=THUMBNAIL in names,
+    )
+
+
+def read_pages(cache: ResultCache, digest: str, numbers: range) -> list[Page]:
+    """Pages ``numbers`` (1-based) of a done document, with their OCR text."""
+    wanted = [m for n in numbers for m in (page_member(n), ocr_member(n))]
+    found = cache.members(checked_hash(digest), wanted)
+    return [
+        Page(
+            number=n,
+            markdown=found[page_member(n)].decode("utf-8", "replace"),
+            ocr=found.get(ocr_member(n), b"").decode("utf-8", "replace"),
+        )
+        for n in numbers
+        if page_member(n) in found
+    ]
+
+
+def read_page(cache: ResultCache, digest: str, number: int) -> Page:
+    pages = read_pages(cache, digest, range(number, number + 1))
+    if not pages:
+        raise NoSuchMember(f"{digest}: the result has no page {number}")
+    return pages[0]

@@ -1,0 +1,45 @@
+"""Markdown and snippets as safe HTML.
+
+Text in documents is untrusted: a PDF may well contain ``<script>``. Markdown is rendered with
+raw HTML disabled (markdown-it escapes it), then sanitised by nh3 (ammonia) as a second wall;
+pages may only show the result's own images.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import nh3
+from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
+
+from bucketdigest.search.snippet import Snippet
+from bucketdigest.worker.pagetext import IMAGES_DIR
+
+_IMAGE_LINK = re.compile(r"\]\((?:\.\./)?" + IMAGES_DIR + "/")
+
+
+@functools.cache
+def _markdown_it() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def markdown_html(markdown: str, files_url: str) -> Markup:
+    """``markdown`` as sanitised HTML; its image links point into ``files_url`` (the
+    document's files, ending in ``/``)."""
+    linked = _IMAGE_LINK.sub(f"]({files_url}{IMAGES_DIR}/", markdown)
+    html = _markdown_it().render(linked)
+    return Markup(nh3.clean(html, url_schemes={"http", "https", "mailto"}))
+
+
+def snippet_html(snippet: Snippet) -> Markup:
+    """The snippet with the query's words in ``<mark>``, everything else escaped."""
+    parts: list[str] = []
+    position = 0
+    for start, end in snippet.highlights:
+        parts.append(str(escape(snippet.text[position:start])))
+        parts.append(f"<mark>{escape(snippet.text[start:end])}</mark>")
+        position = end
+    parts.append(str(escape(snippet.text[position:])))
+    return Markup("".join(parts))

@@ -1,0 +1,87 @@
+"""A bucket filled by real workers (done, failed and scanned documents, one with hostile text),
+indexed, and an app serving it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+import pytest
+from fastapi.testclient import TestClient
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.serve.app import create_app
+from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.documents import scanned_pdf
+from tests.search.conftest import write_topics
+
+TOKEN = "a-test-token-of-some-length"
+HOSTILE = "<script>alert('pwned')</script> Beware the dragon's hoard"
+
+
+@dataclass(frozen=True)
+class Served:
+    settings: StoreSettings
+    digests: dict[str, str]
+    """Ingested path → document hash."""
+
+
+def _hostile_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Hostile Manual", fontsize=24)
+    page.insert_text((72, 160), HOSTILE, fontsize=11)
+    doc.save(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
+    root = tmp_path_factory.mktemp("served")
+    folder = root / "in"
+    write_topics(folder)
+    make_pdf(folder / "rulebooks/long.pdf", title="The Long Rulebook", pages=25, seed=7)
+    _hostile_pdf(folder / "hostile.pdf")
+    scanned_pdf(folder / "scanned.pdf")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 this is no PDF at all")
+    store = LocalStore(root / "bucket")
+    exts = EXTENSION_GROUPS["all"]
+    report = Ingestor(store).ingest([FolderSource(folder, FileFilter(exts=exts))])
+    settings = WorkerSettings(exit_when_idle=True, monitor_every=None, idle_sleep=0.1)
+    summary = Worker(store, settings).run()
+    assert summary.outcomes == {"done": 8, "failed": 1}, summary.outcomes
+    store_settings = StoreSettings(bucket=str(root / "bucket"))
+    index_bucket(store, store_settings)
+    return Served(store_settings, {f.path: f.digest for f in report.files})
+
+
+@pytest.fixture
+def client(served: Served) -> Iterator[TestClient]:
+    """Read-only, as ``bucketdigest serve`` starts by default."""
+    with TestClient(create_app(ServeSettings(store=served.settings))) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def writable(served: Served, tmp_path: Path) -> StoreSettings:
+    """A copy of the served bucket that a test may change."""
+    shutil.copytree(served.settings.bucket, tmp_path / "bucket")
+    return StoreSettings(bucket=str(tmp_path / "bucket"))
+
+
+@pytest.fixture
+def writer(writable: StoreSettings) -> Iterator[TestClient]:
+    """Started with ``--allow-writes`` and TOKEN, on a copy of the bucket."""
+    with TestClient(create_app(ServeSettings(store=writable, token=TOKEN))) as test_client:
+        yield test_client

@@ -1,0 +1,210 @@
+"""The JSON API on a bucket filled by real workers."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.stores.local import LocalStore
+from tests.serve.conftest import HOSTILE, TOKEN, Served
+
+
+def test_chunk_search_finds_the_passage_with_its_page_and_marked_words(
+    client: TestClient, served: Served
+) -> None:
+    answer = client.get("/api/search/chunks", params={"q": "boarding the enemy ship", "limit": 3})
+    assert answer.status_code == 200
+    best = answer.json()["hits"][0]
+    assert best["digest"] == served.digests["naval/broadsides.md"]
+    assert best["names"] == ["naval/broadsides.md"]
+    start, end = best["highlights"][0]
+    assert best["snippet"][start:end].lower() in {"boarding", "ship", "enemy"}
+
+
+def test_document_search_ranks_the_document_about_the_topic_first(
+    client: TestClient, served: Served
+) -> None:
+    answer = client.get(
+        "/api/search/documents", params={"q": "crops and farming villages", "mode": "semantic"}
+    )
+    assert answer.json()["hits"][0]["digest"] == served.digests["world/harvest.md"]
+
+
+def test_search_filters_by_file_type(client: TestClient, served: Served) -> None:
+    hits = client.get("/api/search/chunks", params={"q": "dragon", "type": "pdf"}).json()["hits"]
+    assert hits and {h["file_type"] for h in hits} == {"pdf"}
+    hits = client.get("/api/search/chunks", params={"q": "dragon", "type": "md"}).json()["hits"]
+    assert all(h["digest"] != served.digests["hostile.pdf"] for h in hits)
+
+
+def test_empty_oversized_or_malformed_queries_are_400(client: TestClient) -> None:
+    for params in ({"q": "   "}, {"q": "x" * 1001}, {"q": "dragon", "limit": 0}, {}):
+        answer = client.get("/api/search/chunks", params=params)
+        assert answer.status_code == 400, params
+        assert answer.json()["detail"]
+    assert client.get("/api/search/chunks", params={"q": "x", "mode": "magic"}).status_code == 400
+
+
+def test_a_document_shows_its_state_sources_and_every_output(
+    client: TestClient, served: Served
+) -> None:
+    digest = served.digests["rulebooks/long.pdf"]
+    body = client.get(f"/api/documents/{digest}").json()
+    assert body["state"] == "done"
+    assert body["title"] == "The Long Rulebook"
+    assert body["pages"] == 25
+    assert [s["path"] for s in body["sources"]] == ["rulebooks/long.pdf"]
+    statuses = {o["output"]: o["status"] for o in body["outputs"]}
+    assert statuses["markdown"] == "completed" and statuses["ocr"] == "completed"
+    assert body["tags"] and body["summary"]
+
+
+def test_a_failed_document_shows_its_error(client: TestClient, served: Served) -> None:
+    body = client.get(f"/api/documents/{served.digests['broken.pdf']}").json()
+    assert body["state"] == "failed"
+    assert body["error"]
+
+
+def test_summary_markdown_pages_thumbnail_files_and_zip(client: TestClient, served: Served) -> None:
+    digest = served.digests["rulebooks/long.pdf"]
+    base = f"/api/documents/{digest}"
+    assert client.get(f"{base}/summary").json()["summary"]
+    whole = client.get(f"{base}/markdown")
+    assert whole.headers["content-type"].startswith("text/markdown")
+    page = client.get(f"{base}/markdown", params={"page": 3}).text
+    assert page and page in whole.text
+    assert client.get(f"{base}/markdown", params={"page": 26}).status_code == 404
+    thumbnail = client.get(f"{base}/thumbnail")
+    assert thumbnail.headers["content-type"] == "image/png"
+    assert thumbnail.content.startswith(b"\x89PNG")
+    info = client.get(f"{base}/files/info.json")
+    assert info.headers["content-disposition"].startswith("attachment")
+    archive = zipfile.ZipFile(io.BytesIO(client.get(f"{base}/zip").content))
+    assert "document.md" in archive.namelist()
+
+
+def test_ocr_text_of_a_scanned_page_is_served_with_the_page(
+    client: TestClient, served: Served
+) -> None:
+    page = client.get(
+        f"/api/documents/{served.digests['scanned.pdf']}/markdown", params={"page": 1}
+    ).text
+    assert "Battle" in page
+
+
+def test_unknown_and_malformed_hashes_and_members_are_404(
+    client: TestClient, served: Served
+) -> None:
+    digest = served.digests["hostile.pdf"]
+    for path in (
+        f"/api/documents/{'ab' * 32}",
+        "/api/documents/not-a-hash",
+        "/api/documents/..%2F..%2Fetc%2Fpasswd",
+        f"/api/documents/{digest}/files/../../../etc/passwd",
+        f"/api/documents/{digest}/files/%2e%2e/%2e%2e/etc/passwd",
+        f"/api/documents/{digest}/files/pages%2F..%2Finfo.json",
+        f"/api/documents/{digest}/files/",
+        f"/api/documents/{served.digests['broken.pdf']}/thumbnail",
+    ):
+        answer = client.get(path)
+        assert answer.status_code == 404, path
+        assert "Traceback" not in answer.text
+
+
+def test_writes_are_off_by_default(client: TestClient, served: Served) -> None:
+    answer = client.post(
+        f"/api/documents/{served.digests['broken.pdf']}/retry",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert answer.status_code == 403
+    assert "--allow-writes" in answer.json()["detail"]
+
+
+def test_writes_need_the_token(writer: TestClient, served: Served) -> None:
+    path = f"/api/documents/{served.digests['broken.pdf']}/retry"
+    missing = writer.post(path)
+    assert missing.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert writer.post(path, headers={"Authorization": "Bearer wrong"}).status_code == 403
+
+
+def test_retry_puts_a_failed_document_back_in_line(
+    writer: TestClient, writable: StoreSettings, served: Served
+) -> None:
+    digest = served.digests["broken.pdf"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert writer.post(f"/api/documents/{digest}/retry", headers=auth).json()["requeued"]
+    store = LocalStore(Path(writable.bucket))
+    assert store.head(keys.queue_key(QueueState.TODO, digest)) is not None
+    assert store.head(keys.queue_key(QueueState.FAILED, digest)) is None
+
+
+def test_reprocess_queues_a_done_document_for_the_digester_and_its_cascade(
+    writer: TestClient, writable: StoreSettings, served: Served
+) -> None:
+    digest = served.digests["magic/spells.md"]
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    answer = writer.post(
+        f"/api/documents/{digest}/reprocess", params={"digester": "tags"}, headers=auth
+    )
+    assert answer.status_code == 200
+    assert answer.json()["digesters"][0] == "tags"
+    assert (
+        LocalStore(Path(writable.bucket)).head(keys.queue_key(QueueState.TODO, digest)) is not None
+    )
+    unknown = writer.post(
+        f"/api/documents/{digest}/reprocess", params={"digester": "nope"}, headers=auth
+    )
+    assert unknown.status_code == 400
+    failed = served.digests["broken.pdf"]
+    assert writer.post(f"/api/documents/{failed}/reprocess", headers=auth).status_code == 409
+
+
+def test_status_counts_throughput_failures_and_index_freshness(client: TestClient) -> None:
+    status = client.get("/api/status").json()
+    assert status["counts"] == {"todo": 0, "processing": 0, "failed": 1, "done": 8}
+    assert sum(status["done_per_minute"]) == 8
+    assert len(status["done_per_minute"]) == 60
+    assert status["eta_seconds"] == 0
+    assert status["failures"][0]["name"] == "broken.pdf"
+    assert status["runs"][0]["discovered"] == 9
+    assert status["index"]["documents"] == 8 and status["index"]["behind"] == 0
+    assert client.get("/api/healthz").json()["ok"] is True
+
+
+def test_every_api_route_is_in_the_openapi_document(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {
+        "/api/search/chunks",
+        "/api/search/documents",
+        "/api/documents/{digest}",
+        "/api/documents/{digest}/summary",
+        "/api/documents/{digest}/markdown",
+        "/api/documents/{digest}/thumbnail",
+        "/api/documents/{digest}/files/{member}",
+        "/api/documents/{digest}/retry",
+        "/api/documents/{digest}/reprocess",
+        "/api/status",
+        "/api/healthz",
+    } <= set(paths)
+    assert not any(path.startswith("/documents") for path in paths)
+
+
+def test_no_cors_unless_asked(client: TestClient) -> None:
+    answer = client.get("/api/status", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in answer.headers
+
+
+def test_hostile_text_is_served_verbatim_as_markdown(client: TestClient, served: Served) -> None:
+    page = client.get(
+        f"/api/documents/{served.digests['hostile.pdf']}/markdown", params={"page": 1}
+    )
+    assert "Beware the dragon" in page.text
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert HOSTILE.split()[0] in page.text

@@ -1,0 +1,93 @@
+"""A real browser (Debian's chromium, headless) searches, opens a hit and reads the page."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from bucketdigest.serve.app import create_app
+from bucketdigest.serve.backend import ServeSettings
+from tests.serve.conftest import Served
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server(served: Served) -> Iterator[str]:
+    """``bucketdigest serve`` on a free loopback port, in this process."""
+    config = uvicorn.Config(
+        create_app(ServeSettings(store=served.settings)),
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser() -> Iterator[webdriver.Chrome]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "scripts/setup.sh installs Debian's chromium and chromium-driver"
+    os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager look for a driver online
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1280,1000")
+    chrome = webdriver.Chrome(options=options, service=Service(driver))
+    yield chrome
+    chrome.quit()
+
+
+def test_search_click_a_hit_and_read_the_page(
+    server: str, browser: webdriver.Chrome, served: Served, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shots = tmp_path_factory.mktemp("screenshots")
+    wait = WebDriverWait(browser, 20)
+    browser.get(server + "/")
+    box = browser.find_element(By.NAME, "q")
+    box.send_keys("ships firing broadsides of cannon")
+    box.submit()
+    first = wait.until(
+        expected_conditions.element_to_be_clickable((By.CSS_SELECTOR, "article h3 a"))
+    )
+    assert browser.find_elements(By.TAG_NAME, "mark")
+    browser.save_screenshot(str(shots / "search.png"))
+    first.click()
+    wait.until(expected_conditions.presence_of_element_located((By.ID, "page-1")))
+    assert served.digests["naval/broadsides.md"] in browser.current_url
+    assert "Boarding actions begin" in browser.find_element(By.ID, "page-1").text
+    browser.get(f"{server}/documents/{served.digests['rulebooks/long.pdf']}")
+    wait.until(expected_conditions.presence_of_element_located((By.ID, "page-1")))
+    thumbnail = browser.find_element(By.CSS_SELECTOR, ".doc-head img")
+    assert browser.execute_script("return arguments[0].naturalWidth", thumbnail) > 0
+    browser.save_screenshot(str(shots / "document.png"))
+    browser.get(server + "/status")
+    assert "Recent failures" in browser.find_element(By.TAG_NAME, "main").text
+    browser.save_screenshot(str(shots / "status.png"))
+    browser.set_window_size(400, 900)  # a phone: nothing wider than the screen
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 400
+    print(f"screenshots: {shots}")
+    assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in ("search", "document"))
