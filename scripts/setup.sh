@@ -8,6 +8,7 @@ need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v git-lfs >/dev/null 2>&1 || need_apt+=(git-lfs)
 command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
+command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -8,8 +8,10 @@ under ``/api`` and as a page elsewhere.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -135,3 +137,28 @@ def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
     import uvicorn
 
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, **uvicorn_options)
+
+
+@contextmanager
+def background_server(settings: ServeSettings) -> Iterator[str]:
+    """Serve from a thread of this process while the block runs; yields the base URL (port 0
+    in ``settings`` takes a free one). For tests, benchmarks and embedding in other programs."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        create_app(settings), host=settings.host, port=settings.port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="bucketdigest-serve", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise BucketdigestError(f"the server did not start on {settings.host}:{settings.port}")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://{settings.host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

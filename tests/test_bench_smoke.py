@@ -24,12 +24,14 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
     subprocess.run(command, check=True, capture_output=True, timeout=600)
     text = output.read_text()
     for heading in (
+        "Real-world PDFs",
         "Throughput",
         "Store requests per document",
         "Claim cost",
         "Concurrent claimers",
         "Ingest hashing",
         "Search",
+        "Serving",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import claims
 import hashing
+import realworld
 import requests_per_doc
 import searching
+import serving
 import throughput
 from common import ROOT, machine
 
-SECTIONS = ("throughput", "requests", "claims", "hashing", "search")
+SECTIONS = ("realworld", "throughput", "requests", "claims", "hashing", "search", "serve")
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
 
@@ -44,6 +46,11 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
     def add(heading: str, body: str) -> None:
         out[f"## {heading}"] = f"## {heading}\n\n{stamp}\n{body.rstrip()}\n"
 
+    if "realworld" in wanted:
+        add(
+            "Real-world PDFs: outcomes, recall and the chain against the converter",
+            realworld.run(args.quick),
+        )
     if "throughput" in wanted:
         runs = 1 if args.quick else args.repeat
         add(
@@ -59,6 +66,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Ingest hashing", hashing.run(args.quick))
     if "search" in wanted:
         add("Search", searching.run(args.quick))
+    if "serve" in wanted:
+        add("Serving: the HTTP API and the web pages", serving.run(args.quick))
     return out
 
 

@@ -96,3 +96,12 @@ def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Pa
     assert "Beta rules" in (tmp_path / "b" / "document.md").read_text()
     code, output = _invoke("get", "nope.pdf", "--bucket", bucket, "-o", str(tmp_path / "n"))
     assert code == 1 and "no registered file has this path" in output
+
+
+def test_serve_refuses_writes_without_a_long_enough_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BUCKETDIGEST_SERVE_TOKEN", "short")
+    result = CliRunner().invoke(cli, ["serve", "--bucket", str(tmp_path), "--allow-writes"])
+    assert result.exit_code == 2
+    assert "BUCKETDIGEST_SERVE_TOKEN" in result.output

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-from bucketdigest.serve.app import create_app
+from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from tests.serve.conftest import Served
 
@@ -26,23 +23,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def server(served: Served) -> Iterator[str]:
     """``bucketdigest serve`` on a free loopback port, in this process."""
-    config = uvicorn.Config(
-        create_app(ServeSettings(store=served.settings)),
-        host="127.0.0.1",
-        port=0,
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with background_server(ServeSettings(store=served.settings, port=0)) as url:
+        yield url
 
 
 @pytest.fixture

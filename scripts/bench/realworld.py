@@ -1,0 +1,221 @@
+"""Real-world PDFs (``corpus.py``): per category, documents out / failed / lost, pages/s and
+word recall of the Markdown against poppler's ``pdftotext``; and the whole default chain with
+two workers against two bare layout-mode converter loops on the same files, side by side.
+
+``--quick`` uses a few generated PDFs instead (no download): it checks the code runs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from collections import Counter, defaultdict
+from datetime import datetime
+from pathlib import Path
+
+from common import CLI, table
+
+from bucketdigest.ingestor.ingest import sha256_file
+from bucketdigest.shared import keys
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.pagetext import plain_text
+
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+"""Words, except that each Chinese or Japanese character counts alone (no spaces there)."""
+TEXT_MIN_WORDS = 20
+"""A file is a text PDF when pdftotext finds at least this many words in it."""
+
+BARE_LOOP = """
+import sys, pathlib, pymupdf, pymupdf4llm
+pymupdf4llm.use_layout(True)
+out, pages = pathlib.Path(sys.argv[1]), 0
+for number, name in enumerate(sys.argv[2:]):
+    images = out / str(number)
+    images.mkdir()
+    try:
+        chunks = pymupdf4llm.to_markdown(pymupdf.open(name), page_chunks=True, write_images=True,
+            image_path=str(images), image_format="png", dpi=150, filename="page",
+            show_progress=False, use_ocr=False)
+        pages += len(chunks)
+    except Exception:
+        pass
+print(pages)
+"""
+
+
+def tokens(text: str) -> Counter[str]:
+    return Counter(_TOKEN.findall(text.lower()))
+
+
+def recall(markdown: str, reference: Counter[str]) -> float:
+    found = tokens(plain_text(markdown))
+    return sum(min(n, found[t]) for t, n in reference.items()) / sum(reference.values())
+
+
+def _poppler(command: str, path: Path) -> str | None:
+    done = subprocess.run([command, str(path), "-"], capture_output=True, timeout=120)
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+def _pdfinfo_reads(path: Path) -> bool:
+    done = subprocess.run(["pdfinfo", str(path)], capture_output=True, timeout=60)
+    return done.returncode == 0 and b"Pages:" in done.stdout
+
+
+def _bare_pair(files: list[Path], root: Path) -> tuple[float, int]:
+    """Two bare layout loops at once, alternate files each: (seconds, pages converted)."""
+    started = time.perf_counter()
+    loops = []
+    for half in (0, 1):
+        out = root / f"bare-{half}"
+        out.mkdir()
+        command = [CLI[0], "-c", BARE_LOOP, str(out), *map(str, files[half::2])]
+        loops.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+    pages = sum(int(loop.communicate()[0].split()[-1]) for loop in loops)
+    return time.perf_counter() - started, pages
+
+
+def _seconds(records: dict) -> float:
+    stamps = [(o["created_at"], o["updated_at"]) for o in records["outputs"] if o["created_at"]]
+    first = min(datetime.fromisoformat(a) for a, _ in stamps)
+    last = max(datetime.fromisoformat(b) for _, b in stamps)
+    return (last - first).total_seconds()
+
+
+def _corpus(quick: bool, root: Path) -> list[tuple[Path, str]]:
+    if quick:
+        return [
+            (make_pdf(root / f"gen-{i}.pdf", title=f"Gen {i}", pages=2, seed=i), "generated")
+            for i in range(3)
+        ]
+    from corpus import fetch
+
+    return fetch()
+
+
+def run(quick: bool) -> str:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        files = _corpus(quick, root / "gen")
+        inbox = root / "in"
+        placed: list[tuple[Path, str, str]] = []  # (copy, category, digest)
+        for number, (path, category) in enumerate(files):
+            copy = inbox / re.sub(r"\W+", "-", category) / f"{number:03d}-{path.name}"
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+            placed.append((copy, category, sha256_file(copy)[0]))
+        bucket = root / "bucket"
+        started = time.perf_counter()
+        subprocess.run(
+            [*CLI, "run", str(inbox), "--bucket", str(bucket), "--workers", "2"],
+            capture_output=True,
+        )
+        chain_seconds = time.perf_counter() - started
+        bare_seconds, bare_pages = _bare_pair([p for p, _, _ in placed], root)
+        stats: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+        recalls: dict[str, list[float]] = defaultdict(list)
+        chain_pages = 0
+        seen: set[str] = set()
+        for copy, category, digest in placed:
+            row = stats[category]
+            row["files"] += 1
+            readable = _pdfinfo_reads(copy)
+            row["readable"] += readable
+            out = bucket / keys.out_key(digest)
+            failed = bucket / keys.queue_key(keys.QueueState.FAILED, digest)
+            if not out.is_file():
+                row["failed" if failed.is_file() else "lost"] += 1
+                continue
+            row["out"] += 1
+            row["readable out"] += readable
+            with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as archive:
+                info = json.loads(archive.read("info.json"))
+                markdown = archive.read("document.md").decode()
+                records = json.loads(archive.read("digests.json"))
+            if digest not in seen:
+                seen.add(digest)
+                row["pages"] += info["pages"]
+                row["seconds"] += _seconds(records)
+                chain_pages += info["pages"]
+            reference = tokens(_poppler("pdftotext", copy) or "")
+            if sum(reference.values()) >= TEXT_MIN_WORDS:
+                score = recall(markdown, reference)
+                recalls[category].append(score)
+                if score < 0.8 and not info["problems"]:
+                    row["low, unexplained"] += 1
+    rows = []
+    for category, row in sorted(stats.items()):
+        scores = recalls[category]
+        rows.append(
+            (
+                category,
+                int(row["files"]),
+                int(row["out"]),
+                int(row["failed"]),
+                int(row["lost"]),
+                f"{int(row['readable out'])}/{int(row['readable'])}",
+                int(row["pages"]),
+                f"{row['pages'] / row['seconds']:.2f}" if row["seconds"] else "-",
+                len(scores),
+                f"{sum(scores) / len(scores):.3f}" if scores else "-",
+                f"{min(scores):.3f}" if scores else "-",
+                int(row["low, unexplained"]),
+            )
+        )
+    total = {k: sum(r[k] for r in stats.values()) for k in ("files", "out", "failed", "lost")}
+    readable = sum(r["readable"] for r in stats.values())
+    readable_out = sum(r["readable out"] for r in stats.values())
+    every = [s for scores in recalls.values() for s in scores]
+    chain_rate, bare_rate = chain_pages / chain_seconds, bare_pages / bare_seconds
+    return (
+        f"{int(total['files'])} files ({len(seen)} distinct documents) in {len(stats)} "
+        f"categories; default options, `bucketdigest run --workers 2` on the local store.\n\n"
+        + table(
+            (
+                "category",
+                "files",
+                "out",
+                "failed",
+                "lost",
+                "pdfinfo-readable out",
+                "pages",
+                "pages/s per worker",
+                "text PDFs",
+                "mean recall",
+                "min recall",
+                "< 0.8 unexplained",
+            ),
+            rows,
+        )
+        + f"\n\nIn all: {int(total['out'])} out, {int(total['failed'])} failed, "
+        f"{int(total['lost'])} lost; {readable_out:.0f} of the {readable:.0f} files `pdfinfo` "
+        f"reads are in `store/out/` ({100 * readable_out / max(readable, 1):.1f}%); mean word "
+        f"recall against `pdftotext` {sum(every) / max(len(every), 1):.3f} over {len(every)} "
+        f"text PDFs. Pages/s per worker: a category's pages over the sum of its documents' "
+        f"chain time (first output started to last output finished).\n\n"
+        + table(
+            ("on the same files, 2 processes", "seconds", "pages", "pages/s"),
+            [
+                (
+                    "full default chain (`run --workers 2`)",
+                    f"{chain_seconds:.0f}",
+                    chain_pages,
+                    f"{chain_rate:.2f}",
+                ),
+                (
+                    "two bare layout-mode converter loops",
+                    f"{bare_seconds:.0f}",
+                    bare_pages,
+                    f"{bare_rate:.2f}",
+                ),
+            ],
+        )
+        + f"\n\nChain / bare: {chain_rate / bare_rate:.2f}x (target: 0.85x or better).\n"
+    )

@@ -1,0 +1,121 @@
+"""Serving: API search latency over real HTTP, and a document page's time to first byte with
+the result cache cold and warm (bucket on moto's S3 server)."""
+
+from __future__ import annotations
+
+import io
+import json
+import statistics
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import httpx
+import numpy as np
+from common import moto_server, new_bucket, table
+from searching import _fill, _percentiles, _queries
+
+from bucketdigest.serve.app import background_server
+from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.shared import keys
+from bucketdigest.shared.clock import utc_now
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.records import SourceRecord
+
+DIGEST = "5e" * 32
+
+
+def _api_latency(settings: StoreSettings, queries: list[str]) -> list[tuple[str, ...]]:
+    rows = []
+    with background_server(ServeSettings(store=settings, port=0)) as url, httpx.Client() as http:
+        for mode in ("keyword", "semantic", "hybrid"):
+            route = f"{url}/api/search/chunks"
+            for query in queries[:3]:  # warm: model loaded, tables opened
+                http.get(route, params={"q": query, "mode": mode}).raise_for_status()
+            samples = []
+            for query in queries:
+                started = time.perf_counter()
+                http.get(route, params={"q": query, "mode": mode}).raise_for_status()
+                samples.append((time.perf_counter() - started) * 1000)
+            rows.append((mode, *_percentiles(samples).split(" / ")))
+    return rows
+
+
+def _result_zip(pages: int, rng: np.random.Generator) -> bytes:
+    """A result zip shaped like a real one: a page of Markdown and an image per page."""
+    words = ["grapple", "cannon", "spell", "harvest", "dungeon", "initiative", "round", "turn"]
+    members = {
+        "info.json": json.dumps({"names": ["books/big.pdf"], "metadata": {"title": "Big Book"}}),
+        "tags.json": json.dumps([{"keyword": w, "score": 0.1} for w in words[:5]]),
+        "summary.md": "A long book about " + ", ".join(words) + ".",
+    }
+    for n in range(1, pages + 1):
+        text = " ".join(rng.choice(words, size=300))
+        members[f"pages/{n:04d}.md"] = f"# Page {n}\n\n{text}\n\n![](images/p{n}.png)\n"
+        members[f"images/p{n}.png"] = rng.bytes(20_000)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _ttfb(http: httpx.Client, url: str) -> float:
+    started = time.perf_counter()
+    with http.stream("GET", url) as answer:
+        answer.raise_for_status()
+        next(answer.iter_raw())
+        return (time.perf_counter() - started) * 1000
+
+
+def _page_times(settings: StoreSettings, runs: int) -> tuple[list[float], list[float]]:
+    """(cold: a new server and empty cache each time, warm: the same server again)."""
+    cold, warm = [], []
+    for _ in range(runs):
+        with (
+            background_server(ServeSettings(store=settings, port=0)) as url,
+            httpx.Client() as http,
+        ):
+            page = f"{url}/documents/{DIGEST}"
+            cold.append(_ttfb(http, page))
+            warm += [_ttfb(http, page) for _ in range(10)]
+    return cold, warm
+
+
+def run(quick: bool) -> str:
+    rng = np.random.default_rng(3)
+    size = 2_000 if quick else 100_000
+    queries = _queries(10 if quick else 100, rng)
+    with tempfile.TemporaryDirectory() as scratch:
+        local = StoreSettings(bucket=str(Path(scratch) / "index"))
+        _fill(local, size, rng)
+        latency = _api_latency(local, queries)
+    pages = 20 if quick else 300
+    data = _result_zip(pages, rng)
+    with moto_server() as endpoint:
+        settings = StoreSettings(bucket=f"s3://{new_bucket(endpoint)}/bench", endpoint_url=endpoint)
+        store = open_store(settings, self_test=False)
+        store.put(keys.out_key(DIGEST), data)
+        origin = SourceRecord(DIGEST, "bench", "books/big.pdf", len(data), utc_now())
+        store.put(keys.registry_doc_key(DIGEST, DIGEST[:32]), origin.to_json())
+        cold, warm = _page_times(settings, 3 if quick else 5)
+    return (
+        f"`GET /api/search/chunks` over HTTP (uvicorn in the benchmark's process, one keep-alive "
+        f"client, 10 hits, snippets included) on a {size:,}-chunk index on the local store, "
+        f"{len(queries)} queries of 2-4 words per mode after 3 to warm up; ms:\n\n"
+        + table(("mode", "p50", "p95"), latency)
+        + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
+        f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
+        f"first byte in ms. Cold: a new server with an empty cache (the zip is downloaded); "
+        f"warm: the same page again (the zip is read from the disk cache, one HEAD every 30 s "
+        f"at most):\n\n"
+        + table(
+            ("cache", "requests", "median", "best"),
+            [
+                ("cold", len(cold), f"{statistics.median(cold):.0f}", f"{min(cold):.0f}"),
+                ("warm", len(warm), f"{statistics.median(warm):.0f}", f"{min(warm):.0f}"),
+            ],
+        )
+        + "\n"
+    )
