@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
 
 from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.backend import Backend
@@ -28,36 +29,35 @@ def backend(request: Request) -> Backend:
 
 BackendDep = Annotated[Backend, Depends(backend)]
 Token = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-QueryText = Annotated[str, Query(description="What to look for.", max_length=MAX_QUERY_CHARS)]
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+
+
+class SearchQuery(BaseModel):
+    """The query parameters both searches take."""
+
+    q: str = Field(description="What to look for.", max_length=MAX_QUERY_CHARS)
+    mode: Mode = Mode.HYBRID
+    limit: int = Field(10, ge=1, le=MAX_LIMIT)
+    source: str | None = Field(None, description="Only sources whose URL or path has this.")
+    type: str | None = Field(None, description="Only this file type (pdf, md, ...).")
+    tag: str | None = None
+
+    def request(self, level: Level) -> SearchRequest:
+        return SearchRequest(
+            self.q, level, self.mode, self.limit, self.source, None, self.type, self.tag
+        )
+
+
+Search = Annotated[SearchQuery, Query()]
 
 
 @router.get("/search/chunks", summary="Find exactly where something is written")
-def search_chunks(
-    backend: BackendDep,
-    q: QueryText,
-    mode: Mode = Mode.HYBRID,
-    limit: Limit = 10,
-    source: str | None = None,
-    type: str | None = None,
-    tag: str | None = None,
-) -> dict[str, Any]:
-    request = SearchRequest(q, Level.CHUNKS, mode, limit, source, None, type, tag)
-    return {"hits": [h.to_dict() for h in backend.search(request)]}
+def search_chunks(backend: BackendDep, query: Search) -> dict[str, Any]:
+    return {"hits": [h.to_dict() for h in backend.search(query.request(Level.CHUNKS))]}
 
 
 @router.get("/search/documents", summary="Which documents are about something")
-def search_documents(
-    backend: BackendDep,
-    q: QueryText,
-    mode: Mode = Mode.HYBRID,
-    limit: Limit = 10,
-    source: str | None = None,
-    type: str | None = None,
-    tag: str | None = None,
-) -> dict[str, Any]:
-    request = SearchRequest(q, Level.DOCUMENTS, mode, limit, source, None, type, tag)
-    return {"hits": [h.to_dict() for h in backend.search(request)]}
+def search_documents(backend: BackendDep, query: Search) -> dict[str, Any]:
+    return {"hits": [h.to_dict() for h in backend.search(query.request(Level.DOCUMENTS))]}
 
 
 @router.get("/documents/{digest}", summary="A document: state, info, every output's status")

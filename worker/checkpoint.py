@@ -31,6 +31,10 @@ from bucketdigest.worker.package import DIGESTS, read_records, write_zip
 
 log = logging.getLogger(__name__)
 
+PARTIAL_DIR = "partial"
+"""``<tree>/partial/<digester>/``: finished parts of a digester's work (the Markdown of a
+long document, range by range), saved in checkpoints so the next attempt resumes there."""
+
 
 def _extract(archive: Path, tree: Path, names: set[str] | None = None) -> None:
     """Write the members of ``archive`` (those in ``names``, or all but the records) into
@@ -53,11 +57,13 @@ def _verified(record: OutputRecord, tree: Path) -> bool:
 
 
 def _keep_only(tree: Path, wanted: set[str]) -> None:
-    """Remove files of outputs that are not completed (a reset output leaves no stale page)."""
+    """Remove files of outputs that are not completed (a reset output leaves no stale page),
+    but not the partial work of digesters that have not finished."""
     for folder, _, names in os.walk(tree):
         for name in names:
             path = Path(folder) / name
-            if path.relative_to(tree).as_posix() not in wanted:
+            member = path.relative_to(tree).as_posix()
+            if member not in wanted and not member.startswith(f"{PARTIAL_DIR}/"):
                 path.unlink()
 
 
@@ -74,6 +80,7 @@ class Progress:
         self._unsaved: dict[str, bytes] = {}
         self._records: DigestRecords | None = None
         self._since = time.monotonic()
+        self._partial_seen: dict[str, tuple[int, int]] = {}
 
     def load(
         self, tree: Path, previous: Path | None, now: Callable[[], datetime]
@@ -126,6 +133,7 @@ class Progress:
             for r in rec.artifacts
         }
         _keep_only(tree, done)
+        self._note_partial(tree / PARTIAL_DIR, keep=False)
         return records
 
     def _request(self) -> DigestRecords | None:
@@ -141,6 +149,35 @@ class Progress:
         self._unsaved.update(files)
         self._records = records
         return time.monotonic() - self._since >= self.checkpoint_after
+
+    def _note_partial(self, folder: Path, keep: bool = True) -> bool:
+        """Take the partial work in ``folder`` that no checkpoint holds yet into the next one
+        (``keep``); True if there was any."""
+        found = False
+        tree = folder.parent
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if not path.is_file():
+                continue
+            stat = path.stat()
+            member, seen = path.relative_to(tree).as_posix(), (stat.st_size, stat.st_mtime_ns)
+            if self._partial_seen.get(member) != seen:
+                self._partial_seen[member] = seen
+                if keep:
+                    self._unsaved[member] = path.read_bytes()
+                found = True
+        return found
+
+    def note_partial(self, folder: Path, records: DigestRecords) -> None:
+        """Before a failed or interrupted digester's folder is gone: keep its partial work
+        for the checkpoint that follows (with ``records`` if no newer are noted)."""
+        if self._note_partial(folder) and self._records is None:
+            self._records = records
+
+    def partial_due(self, folder: Path) -> bool:
+        """Whether a checkpoint of the partial work in ``folder`` is due: it took
+        ``checkpoint_after`` seconds since the last one and something new was finished."""
+        due = time.monotonic() - self._since >= self.checkpoint_after
+        return due and self._note_partial(folder)
 
     @property
     def unsaved(self) -> bool:

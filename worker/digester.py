@@ -74,6 +74,12 @@ class DigestContext:
     tree: Path
     scratch: Path
     settings: DigestSettings
+    partial: Path | None = None
+    """Where a digester may keep finished parts of its work (``partial/<digester>``): saved
+    in the job's checkpoints and given back to a later attempt, so it can resume."""
+
+    def partial_for(self, name: str) -> Path | None:
+        return self.partial / name if self.partial is not None else None
 
     def read_text(self, member: str) -> str:
         return (self.tree / member).read_text(encoding="utf-8")

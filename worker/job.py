@@ -37,7 +37,7 @@ from bucketdigest.shared.queue import Job, RetryPolicy
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, OutputStatus
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
-from bucketdigest.worker.checkpoint import Progress
+from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
 from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
 from bucketdigest.worker.digesters.doc_to_markdown import count_pages
@@ -125,25 +125,37 @@ def _digest_and_upload(
     tree.mkdir()
     records = plan(CHAIN, kind, ctx.store.now(), progress.load(tree, previous_zip, ctx.store.now))
 
+    partial = tree / PARTIAL_DIR
+    latest = [_records(ticket.digest, kind, records)]
+
+    def poll() -> str | None:
+        """Asked several times a second while a digester runs: stop, or save its finished
+        parts (a long document's Markdown, range by range) when a checkpoint is due."""
+        reason = _interrupt_reason(lease, ctx)
+        due = reason is None and progress.partial_due(partial)
+        if due and not _fenced(lease, lambda: progress.save(latest[0])):
+            return "lease lost"
+        return reason
+
     def execute(digester: Digester, dctx: DigestContext) -> dict[str, Produced]:
         began = time.perf_counter()
         try:
-            return ctx.sandbox.call(
-                run_digester,
-                digester.name,
-                dctx,
-                interrupt=lambda: _interrupt_reason(lease, ctx),
-                pages=pages,
-            )
+            return ctx.sandbox.call(run_digester, digester.name, dctx, interrupt=poll, pages=pages)
+        except (DigestError, Interrupted):
+            progress.note_partial(partial, latest[0])
+            raise
         finally:
             seconds[digester.name] = time.perf_counter() - began
 
     def persist(_: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
-        due = progress.completed(_records(ticket.digest, kind, now), files)
+        latest[0] = _records(ticket.digest, kind, now)
+        due = progress.completed(latest[0], files)
         if due and not _fenced(lease, progress.save):
             raise Interrupted("lease lost")
 
-    dctx = DigestContext(ticket.digest, source, kind, tree, workdir / "scratch", ctx.digest)
+    dctx = DigestContext(
+        ticket.digest, source, kind, tree, workdir / "scratch", ctx.digest, partial=partial
+    )
     chain_plan = ChainPlan(CHAIN, RESETS, ctx.retry.max_attempts)
     final = run_chain(chain_plan, records, dctx, execute, persist, ctx.store.now)
     ctx.sandbox.document_done()

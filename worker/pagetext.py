@@ -8,6 +8,7 @@ summarised is exactly what a person reads there.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 PAGES_DIR = "pages"
@@ -21,6 +22,9 @@ _LINE_SYNTAX = re.compile(r"^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MU
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+"""Words, except that each Chinese or Japanese character counts alone (no spaces there)."""
 
 
 def page_member(number: int) -> str:
@@ -60,6 +64,11 @@ def document_text(tree: Path) -> str:
     return "\n\n".join(plain_text(page) for page in document_pages(tree))
 
 
+def image_links(markdown: str) -> list[str]:
+    """The page's image links (``![...](...)``), in order."""
+    return _IMAGE_LINK.findall(markdown)
+
+
 def has_text(markdown: str) -> bool:
     """Whether a page's Markdown holds any text besides image links."""
     return bool(_IMAGE_LINK.sub("", markdown).strip())
@@ -83,3 +92,17 @@ def heading(line: str) -> tuple[int, str] | None:
     if not match:
         return None
     return len(match.group(1)), plain_text(match.group(2))
+
+
+def word_counts(text: str) -> Counter[str]:
+    """How often each word (each CJK character) occurs in ``text``, case folded."""
+    return Counter(_TOKEN.findall(text.casefold()))
+
+
+def word_recall(markdown: str, reference: Counter[str]) -> float:
+    """The share of ``reference``'s words (with repeats) that ``markdown``'s text holds."""
+    total = sum(reference.values())
+    if total == 0:
+        return 1.0
+    found = word_counts(plain_text(markdown))
+    return sum(min(n, found[word]) for word, n in reference.items()) / total

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 import zipfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
@@ -24,11 +24,8 @@ from common import CLI, table
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.pagetext import plain_text
+from bucketdigest.worker.pagetext import word_counts, word_recall
 
-_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
-"""Words, except that each Chinese or Japanese character counts alone (no spaces there)."""
 TEXT_MIN_WORDS = 20
 """A file is a text PDF when pdftotext finds at least this many words in it."""
 
@@ -50,15 +47,6 @@ print(pages)
 """
 
 
-def tokens(text: str) -> Counter[str]:
-    return Counter(_TOKEN.findall(text.lower()))
-
-
-def recall(markdown: str, reference: Counter[str]) -> float:
-    found = tokens(plain_text(markdown))
-    return sum(min(n, found[t]) for t, n in reference.items()) / sum(reference.values())
-
-
 def _poppler(command: str, path: Path) -> str | None:
     done = subprocess.run([command, str(path), "-"], capture_output=True, timeout=120)
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
@@ -69,14 +57,35 @@ def _pdfinfo_reads(path: Path) -> bool:
     return done.returncode == 0 and b"Pages:" in done.stdout
 
 
+def _halves(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """The files in two shares of about the same number of pages (largest first), as two
+    workers taking documents from one queue would share them."""
+    import pymupdf
+
+    def pages(path: Path) -> int:
+        try:
+            with pymupdf.open(path) as doc:
+                return int(doc.page_count)
+        except Exception:
+            return 0
+
+    shares: tuple[list[Path], list[Path]] = ([], [])
+    totals = [0, 0]
+    for path, count in sorted(((f, pages(f)) for f in files), key=lambda fc: -fc[1]):
+        lighter = totals.index(min(totals))
+        shares[lighter].append(path)
+        totals[lighter] += count
+    return shares
+
+
 def _bare_pair(files: list[Path], root: Path) -> tuple[float, int]:
-    """Two bare layout loops at once, alternate files each: (seconds, pages converted)."""
+    """Two bare layout loops at once on page-balanced shares: (seconds, pages converted)."""
     started = time.perf_counter()
     loops = []
-    for half in (0, 1):
+    for half, share in enumerate(_halves(files)):
         out = root / f"bare-{half}"
         out.mkdir()
-        command = [CLI[0], "-c", BARE_LOOP, str(out), *map(str, files[half::2])]
+        command = [CLI[0], "-c", BARE_LOOP, str(out), *map(str, share)]
         loops.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
     pages = sum(int(loop.communicate()[0].split()[-1]) for loop in loops)
     return time.perf_counter() - started, pages
@@ -144,9 +153,9 @@ def run(quick: bool) -> str:
                 row["pages"] += info["pages"]
                 row["seconds"] += _seconds(records)
                 chain_pages += info["pages"]
-            reference = tokens(_poppler("pdftotext", copy) or "")
+            reference = word_counts(_poppler("pdftotext", copy) or "")
             if sum(reference.values()) >= TEXT_MIN_WORDS:
-                score = recall(markdown, reference)
+                score = word_recall(markdown, reference)
                 recalls[category].append(score)
                 if score < 0.8 and not info["problems"]:
                     row["low, unexplained"] += 1

@@ -54,3 +54,15 @@ def poisoned_page(path: Path, pages: int = 3, poisoned: int = 2) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def invisible_text_layer(path: Path) -> Path:
+    """A page like an OCR'd scan: a visible heading, and its body only as invisible text
+    (render mode 3, as OCR tools lay text over a page image), which the converter drops."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Scanned Rules", fontsize=20)
+    body = "Knights charge across the drawbridge while archers guard the battlements. " * 3
+    page.insert_textbox(pymupdf.Rect(72, 150, 520, 400), body, fontsize=11, render_mode=3)
+    doc.save(path)
+    return path

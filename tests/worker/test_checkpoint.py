@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,27 @@ class RecordingStore(CountingStore):
     def put_if_absent(self, key: str, data: bytes | Path) -> str | None:
         self.written.append(key)
         return super().put_if_absent(key, data)
+
+
+def kill_worker_when(bucket: Path, ready: Callable[[], bool], never: str) -> None:
+    """Run ``bucketdigest work`` (legacy converter, a checkpoint whenever anything is new,
+    1 s leases) and SIGKILL it as soon as ``ready()``; ``never`` says what did not happen."""
+    options = ["--converter-mode", "legacy", "--checkpoint-after", "0", "--lease-seconds", "1"]
+    worker = subprocess.Popen(
+        [*CLI, "work", "--bucket", str(bucket), *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not ready():
+            assert time.monotonic() < deadline, never
+            assert worker.poll() is None, "the worker exited"
+            time.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)
+    finally:
+        worker.kill()
+        worker.wait()
 
 
 def _settings(**changes: object) -> WorkerSettings:
@@ -84,36 +106,19 @@ def test_a_worker_killed_after_the_markdown_resumes_without_converting_again(
     make_pdf(tmp_path / "in" / "book.pdf", title="Book", pages=6, seed=4)
     report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
     digest = report.files[0].digest
-    first = keys.work_checkpoint_key(digest, 1)
-    worker = subprocess.Popen(
-        [
-            *CLI,
-            "work",
-            "--bucket",
-            str(bucket),
-            "--converter-mode",
-            "legacy",
-            "--checkpoint-after",
-            "0",
-            "--lease-seconds",
-            "1",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while store.head(first) is None:
-            assert time.monotonic() < deadline, "no checkpoint was written"
-            assert worker.poll() is None, "the worker exited"
-            time.sleep(0.02)
-        worker.send_signal(signal.SIGKILL)
-    finally:
-        worker.kill()
-        worker.wait()
+
+    def saved_markdown() -> dict | None:
+        """The markdown record of the first checkpoint that holds it completed."""
+        for info in store.list(keys.work_prefix(digest)):
+            record = _records(store.get(info.key).data)["markdown"]
+            if record["status"] == "completed":
+                return record
+        return None
+
+    kill_worker_when(bucket, lambda: saved_markdown() is not None, "no checkpoint was written")
     assert store.head(keys.out_key(digest)) is None, "finished before it could be killed"
-    saved = _records(store.get(first).data)["markdown"]
-    assert saved["status"] == "completed"
+    saved = saved_markdown()
+    assert saved is not None
 
     time.sleep(1.5)  # the killed worker's lease expires
     assert sweep(store, MonitorSettings()).requeued == [digest]

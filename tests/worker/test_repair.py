@@ -21,7 +21,7 @@ from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from tests.worker.damaged import bad_page_count, poisoned_page
+from tests.worker.damaged import bad_page_count, invisible_text_layer, poisoned_page
 
 
 @pytest.mark.parametrize("mode", ["legacy", "layout"])
@@ -79,3 +79,19 @@ def test_damaged_documents_end_done_with_their_problems_in_info_json(tmp_path: P
         assert info["pages"] == 3
         expected = "repaired with qpdf" if entry.path == "tree.pdf" else "page 2:"
         assert any(expected in problem for problem in info["problems"]), info["problems"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "layout"])
+def test_a_text_layer_the_markdown_lost_is_used_instead(tmp_path: Path, mode: str) -> None:
+    source = invisible_text_layer(tmp_path / "ocred.pdf")
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode=mode))
+    assert "Knights charge across the drawbridge" in conversion.pages[0]
+    assert "Scanned Rules" in conversion.pages[0]
+    assert any("text layer" in p and p.endswith(": 1") for p in conversion.problems)
+
+
+def test_pages_whose_markdown_keeps_their_text_are_left_alone(tmp_path: Path) -> None:
+    source = make_pdf(tmp_path / "rules.pdf", title="Rules", pages=3, seed=4)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode="layout"))
+    assert not any("text layer" in p for p in conversion.problems)
+    assert conversion.pages[0].startswith("#")

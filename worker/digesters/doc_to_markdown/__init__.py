@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,18 @@ from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import IMAGES_DIR, page_member
+
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8. PDF text may hold UTF-16 surrogates: a pair becomes the character it
+    stands for, a lone one U+FFFD."""
+    text = _SURROGATE_PAIR.sub(
+        lambda pair: pair.group().encode("utf-16", "surrogatepass").decode("utf-16"), text
+    )
+    return _SURROGATE.sub("\ufffd", text).encode()
 
 
 def _decode(data: bytes) -> tuple[str, list[str]]:
@@ -63,11 +76,17 @@ class DocToMarkdown(Digester):
     def _document(self, ctx: DigestContext) -> Produced:
         from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 
-        conversion = convert(ctx.source, ctx.file.ext, ctx.scratch, ctx.settings.converter)
+        conversion = convert(
+            ctx.source,
+            ctx.file.ext,
+            ctx.scratch,
+            ctx.settings.converter,
+            ctx.partial_for(self.name),
+        )
         files: dict[str, bytes] = {}
         for number, page in enumerate(conversion.pages, start=1):
             text = page.strip().replace(f"]({IMAGES_DIR}/", f"](../{IMAGES_DIR}/") + "\n"
-            files[page_member(number)] = text.encode()
+            files[page_member(number)] = utf8(text)
         if conversion.image_dir.is_dir():
             for image in sorted(conversion.image_dir.iterdir()):
                 files[f"{IMAGES_DIR}/{image.name}"] = image.read_bytes()
@@ -79,4 +98,6 @@ class DocToMarkdown(Digester):
             "converter_messages": conversion.messages,
             "seconds": round(conversion.seconds, 3),
         }
+        if conversion.reused_pages:
+            content["reused_pages"] = conversion.reused_pages
         return Produced(files, content)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,23 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
     ConverterOptions,
     converter_version,
 )
+from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
+    IMAGES,
+    commit_range,
+    load_range,
+    page_ranges,
+    range_folder,
+    range_images,
+)
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
-from bucketdigest.worker.pagetext import has_text
+from bucketdigest.worker.pagetext import has_text, image_links, word_counts, word_recall
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
+TEXT_LAYER_MIN_WORDS = 20
+TEXT_LAYER_RECALL = 0.8
+"""A page whose Markdown holds less than this share of its text layer's words gets the text
+layer instead (seen on vertical Japanese and on some right-to-left pages)."""
 
 
 def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
@@ -105,6 +118,36 @@ def _salvaged(
     ]
 
 
+def _with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]) -> list[str]:
+    """``pages``, except those whose Markdown lost most of the page's own text layer: they
+    get the text layer's plain text, followed by their image links (noted in ``problems``)."""
+    kept, replaced = [], []
+    for number, markdown in enumerate(pages):
+        try:
+            layer = str(doc[number].get_text()).strip()
+        except MemoryError:
+            raise
+        except Exception:
+            layer = ""
+        words = word_counts(layer)
+        if (
+            sum(words.values()) >= TEXT_LAYER_MIN_WORDS
+            and word_recall(markdown, words) < TEXT_LAYER_RECALL
+        ):
+            kept.append("\n\n".join([layer, *image_links(markdown)]))
+            replaced.append(number + 1)
+        else:
+            kept.append(markdown)
+    if replaced:
+        listed = ", ".join(map(str, replaced[:20])) + (", ..." if len(replaced) > 20 else "")
+        problems.append(
+            f"{len(replaced)} of {len(pages)} pages: the Markdown kept under "
+            f"{TEXT_LAYER_RECALL:.0%} of the text layer's words, so the plain text is used: "
+            f"{listed}"
+        )
+    return kept
+
+
 def page_count(source: Path, ext: str) -> int:
     """The page count as MuPDF or, failing that, PDFium sees it (0 when neither can tell)."""
     try:
@@ -116,8 +159,45 @@ def page_count(source: Path, ext: str) -> int:
     return len(pdfium_texts(source) or ()) if ext == "pdf" else 0
 
 
-def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) -> Conversion:
-    """Convert ``source`` into per-page Markdown, writing images into ``workdir/images``."""
+def _in_ranges(
+    doc: pymupdf.Document,
+    options: ConverterOptions,
+    source: Path,
+    partial: Path,
+    image_dir: Path,
+    problems: list[str],
+) -> tuple[list[str], int]:
+    """Every page's Markdown, converted range by range and each range committed to
+    ``partial``; ranges committed there before are reused. Returns (pages, pages reused)."""
+    pages: list[str] = []
+    reused = 0
+    for numbers in page_ranges(doc.page_count):
+        folder = range_folder(partial, numbers)
+        saved = load_range(folder, len(numbers))
+        if saved is None:
+            found: list[str] = []
+            (folder / IMAGES).mkdir(parents=True, exist_ok=True)
+            converted = _salvaged(doc, numbers, folder / IMAGES, options, source, found)
+            commit_range(folder, converted, found)
+        else:
+            converted, found = saved
+            reused += len(numbers)
+        pages += converted
+        problems += found
+        for image in range_images(folder):
+            shutil.copyfile(image, image_dir / image.name)
+    return pages, reused
+
+
+def convert(
+    source: Path,
+    ext: str,
+    workdir: Path,
+    options: ConverterOptions,
+    partial: Path | None = None,
+) -> Conversion:
+    """Convert ``source`` into per-page Markdown, writing images into ``workdir/images``.
+    Finished page ranges are kept in ``partial`` (default: inside ``workdir``) and reused."""
     messages = io.StringIO()
     pymupdf.set_messages(stream=messages)
     with contextlib.redirect_stdout(messages):
@@ -129,6 +209,7 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
     started = time.perf_counter()
     opened = open_document(source, ext, workdir)
     problems = list(opened.problems)
+    reused = 0
     converter = {"name": CONVERTER, "version": converter_version(), "options": options.as_dict()}
     if opened.doc is None:
         pages = tuple(opened.texts)
@@ -139,11 +220,10 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
         try:
             metadata = {k: v for k, v in (doc.metadata or {}).items() if v}
             with contextlib.redirect_stdout(messages):
-                pages = tuple(
-                    _salvaged(
-                        doc, list(range(doc.page_count)), image_dir, options, source, problems
-                    )
+                converted, reused = _in_ranges(
+                    doc, options, source, partial or workdir / "ranges", image_dir, problems
                 )
+            pages = tuple(_with_text_layer(doc, converted, problems))
         finally:
             doc.close()
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
@@ -160,4 +240,5 @@ def convert(source: Path, ext: str, workdir: Path, options: ConverterOptions) ->
         seconds=time.perf_counter() - started,
         messages=_PARSER_BANNER.sub("", messages.getvalue()).strip(),
         problems=tuple(problems),
+        reused_pages=reused,
     )

@@ -52,6 +52,8 @@ class Conversion:
     seconds: float
     messages: str = ""
     problems: tuple[str, ...] = field(default_factory=tuple)
+    reused_pages: int = 0
+    """Pages taken from ranges an earlier attempt finished."""
 
 
 def converter_version() -> str:

@@ -29,6 +29,10 @@ class Opened:
     problems: list[str] = field(default_factory=list)
 
 
+NEEDS_PASSWORD = "needs a password"
+NO_PAGES = "no pages"
+
+
 def _reason(exc: BaseException, source: Path) -> str:
     """An engine's error without our temporary path, which means nothing to users."""
     return (str(exc) or type(exc).__name__).replace(f" '{source}'", "").replace(str(source), "")
@@ -39,9 +43,9 @@ def _mupdf(path: Path, ext: str, reasons: dict[str, str], engine: str) -> pymupd
     try:
         doc = pymupdf.open(path, filetype=ext)
         if doc.needs_pass:
-            reasons[engine] = "needs a password"
+            reasons[engine] = NEEDS_PASSWORD
         elif doc.page_count == 0:  # a damaged page tree raises here, not when opening
-            reasons[engine] = "no pages"
+            reasons[engine] = NO_PAGES
         else:
             return doc
     except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
@@ -59,7 +63,7 @@ def _qpdf_repaired(source: Path, scratch: Path, reasons: dict[str, str]) -> Path
         with pikepdf.open(source, attempt_recovery=True) as pdf:
             pdf.save(repaired)
     except pikepdf.PasswordError:
-        reasons["qpdf"] = "needs a password"
+        reasons["qpdf"] = NEEDS_PASSWORD
         return None
     except (pikepdf.PdfError, RuntimeError, ValueError, OSError) as exc:
         reasons["qpdf"] = _reason(exc, source)
@@ -90,14 +94,16 @@ def pdfium_texts(source: Path, reasons: dict[str, str] | None = None) -> tuple[s
 
 
 def _give_up(reasons: dict[str, str]) -> PermanentDigestError:
-    """Nobody opened it: a password asked for by any engine is the reason, then no pages."""
+    """Nobody opened it: a password asked for by MuPDF or qpdf is the reason, then a page tree
+    without pages. PDFium alone is not believed about passwords: it says "Incorrect password"
+    of files that have none (seen on a damaged page tree)."""
     said = "; ".join(f"{engine}: {why}" for engine, why in reasons.items())
     values = set(reasons.values())
-    if any("password" in why.lower() for why in values):
+    if NEEDS_PASSWORD in values:
         return PermanentDigestError(
             f"the document is password-protected: it needs a user password to open ({said})"
         )
-    if values <= {"no pages", "0 pages"}:
+    if NO_PAGES in values:
         return PermanentDigestError(f"the document has no pages ({said})")
     return PermanentDigestError(f"not a readable PDF file: no engine could open it ({said})")
 
@@ -143,7 +149,7 @@ def open_document(source: Path, ext: str, scratch: Path) -> Opened:
         problem = f"text only, extracted by PDFium: MuPDF could not open it ({said})"
         return Opened(None, texts, engine="pdfium", problems=[problem])
     if texts is not None:
-        reasons["PDFium"] = "0 pages"
+        reasons["PDFium"] = NO_PAGES
     with contextlib.suppress(OSError):
         (scratch / "repaired.pdf").unlink(missing_ok=True)
     raise _give_up(reasons)
