@@ -94,6 +94,19 @@ def heading(line: str) -> tuple[int, str] | None:
     return len(match.group(1)), plain_text(match.group(2))
 
 
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` fit for UTF-8. Text from PDFs may hold UTF-16 surrogates: a pair becomes the
+    character it stands for, a lone one U+FFFD."""
+    text = _SURROGATE_PAIR.sub(
+        lambda pair: pair.group().encode("utf-16", "surrogatepass").decode("utf-16"), text
+    )
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def word_counts(text: str) -> Counter[str]:
     """How often each word (each CJK character) occurs in ``text``, case folded."""
     return Counter(_TOKEN.findall(text.casefold()))

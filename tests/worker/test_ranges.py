@@ -18,10 +18,10 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digesters.doc_to_markdown import utf8
 from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker
+from bucketdigest.worker.pagetext import without_surrogates
 from tests.worker.test_checkpoint import _records, _settings, kill_worker_when
 
 LEGACY = ConverterOptions(mode="legacy")
@@ -98,6 +98,6 @@ def _saved_ranges(store: LocalStore, digest: str) -> set[str]:
     return ranges
 
 
-def test_pdf_text_with_utf16_surrogates_is_stored_as_utf8() -> None:
-    assert utf8("Egyptian \ud80c\udc00 sign") == "Egyptian \U00013000 sign".encode()
-    assert utf8("a lone \ud80c here") == "a lone \ufffd here".encode()
+def test_pdf_text_with_utf16_surrogates_becomes_valid_unicode() -> None:
+    assert without_surrogates("Egyptian \ud80c\udc00 sign") == "Egyptian \U00013000 sign"
+    assert without_surrogates("a lone \ud80c here") == "a lone \ufffd here"

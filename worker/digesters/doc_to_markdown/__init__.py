@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -10,18 +9,6 @@ from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import IMAGES_DIR, page_member
-
-_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def utf8(text: str) -> bytes:
-    """``text`` as UTF-8. PDF text may hold UTF-16 surrogates: a pair becomes the character it
-    stands for, a lone one U+FFFD."""
-    text = _SURROGATE_PAIR.sub(
-        lambda pair: pair.group().encode("utf-16", "surrogatepass").decode("utf-16"), text
-    )
-    return _SURROGATE.sub("\ufffd", text).encode()
 
 
 def _decode(data: bytes) -> tuple[str, list[str]]:
@@ -86,7 +73,7 @@ class DocToMarkdown(Digester):
         files: dict[str, bytes] = {}
         for number, page in enumerate(conversion.pages, start=1):
             text = page.strip().replace(f"]({IMAGES_DIR}/", f"](../{IMAGES_DIR}/") + "\n"
-            files[page_member(number)] = utf8(text)
+            files[page_member(number)] = text.encode()
         if conversion.image_dir.is_dir():
             for image in sorted(conversion.image_dir.iterdir()):
                 files[f"{IMAGES_DIR}/{image.name}"] = image.read_bytes()

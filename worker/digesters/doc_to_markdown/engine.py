@@ -32,7 +32,13 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
-from bucketdigest.worker.pagetext import has_text, image_links, word_counts, word_recall
+from bucketdigest.worker.pagetext import (
+    has_text,
+    image_links,
+    without_surrogates,
+    word_counts,
+    word_recall,
+)
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
@@ -124,7 +130,7 @@ def _with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str
     kept, replaced = [], []
     for number, markdown in enumerate(pages):
         try:
-            layer = str(doc[number].get_text()).strip()
+            layer = without_surrogates(str(doc[number].get_text())).strip()
         except MemoryError:
             raise
         except Exception:
@@ -178,6 +184,7 @@ def _in_ranges(
             found: list[str] = []
             (folder / IMAGES).mkdir(parents=True, exist_ok=True)
             converted = _salvaged(doc, numbers, folder / IMAGES, options, source, found)
+            converted = [without_surrogates(page) for page in converted]
             commit_range(folder, converted, found)
         else:
             converted, found = saved
@@ -212,7 +219,7 @@ def convert(
     reused = 0
     converter = {"name": CONVERTER, "version": converter_version(), "options": options.as_dict()}
     if opened.doc is None:
-        pages = tuple(opened.texts)
+        pages = tuple(without_surrogates(text) for text in opened.texts)
         metadata: dict[str, Any] = {}
         converter = {"name": "pypdfium2", "fallback_for": converter}
     else:
