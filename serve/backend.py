@@ -19,7 +19,7 @@ from bucketdigest.serve.documents import DocumentView, checked_hash, read_docume
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import BucketdigestError, SearchIndexError
-from bucketdigest.worker.digesters import CHAIN
+from bucketdigest.worker.digesters import CHAIN, digester_named
 from bucketdigest.worker.reprocess import reprocess
 
 
@@ -128,8 +128,10 @@ class Backend:
         digesters that will run. NotPossible when it has no result to work from."""
         self.authorize(token)
         name = digester or CHAIN[0].name
-        if name not in {d.name for d in CHAIN}:
-            raise BadRequest(f"no digester named {name!r}")
+        try:
+            digester_named(name)
+        except KeyError as exc:
+            raise BadRequest(exc.args[0]) from exc
         report = reprocess(self.store, [checked_hash(digest)], name, outdated=False)
         if digest in report.skipped:
             raise NotPossible(f"{digest}: cannot reprocess: {report.skipped[digest]}")

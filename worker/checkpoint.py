@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 import time
 import zipfile
@@ -133,6 +134,9 @@ class Progress:
             for r in rec.artifacts
         }
         _keep_only(tree, done)
+        for record in records.values():  # a finished digester's parts are in its output
+            if record.status is OutputStatus.COMPLETED:
+                shutil.rmtree(tree / PARTIAL_DIR / record.digester, ignore_errors=True)
         self._note_partial(tree / PARTIAL_DIR, keep=False)
         return records
 

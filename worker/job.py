@@ -15,6 +15,7 @@ backoff, the records kept in a checkpoint so only what failed runs again. Every 
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 import time
 import traceback
@@ -147,7 +148,8 @@ def _digest_and_upload(
         finally:
             seconds[digester.name] = time.perf_counter() - began
 
-    def persist(_: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
+    def persist(done: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
+        shutil.rmtree(partial / done.name, ignore_errors=True)  # its parts are in its output
         latest[0] = _records(ticket.digest, kind, now)
         due = progress.completed(latest[0], files)
         if due and not _fenced(lease, progress.save):

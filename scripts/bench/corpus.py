@@ -158,7 +158,8 @@ def fetch(cache: Path | None = None) -> list[tuple[Path, str]]:
     return files
 
 
-def _pages(path: Path) -> int:
+def page_count(path: Path) -> int:
+    """MuPDF's page count (0 for a file it cannot open)."""
     import pymupdf
 
     try:
@@ -184,7 +185,7 @@ def pin(cache: Path) -> dict:
             relative = path.relative_to(tree).as_posix()
             if (rule.archive, relative) in taken or not re.search(rule.pattern, relative):
                 continue
-            pages = _pages(path)
+            pages = page_count(path)
             if pages > MAX_PAGES:
                 continue
             taken.add((rule.archive, relative))

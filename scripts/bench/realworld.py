@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from common import CLI, table
+from corpus import fetch, page_count
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
@@ -60,18 +61,9 @@ def _pdfinfo_reads(path: Path) -> bool:
 def _halves(files: list[Path]) -> tuple[list[Path], list[Path]]:
     """The files in two shares of about the same number of pages (largest first), as two
     workers taking documents from one queue would share them."""
-    import pymupdf
-
-    def pages(path: Path) -> int:
-        try:
-            with pymupdf.open(path) as doc:
-                return int(doc.page_count)
-        except Exception:
-            return 0
-
     shares: tuple[list[Path], list[Path]] = ([], [])
     totals = [0, 0]
-    for path, count in sorted(((f, pages(f)) for f in files), key=lambda fc: -fc[1]):
+    for path, count in sorted(((f, page_count(f)) for f in files), key=lambda fc: -fc[1]):
         lighter = totals.index(min(totals))
         shares[lighter].append(path)
         totals[lighter] += count
@@ -104,8 +96,6 @@ def _corpus(quick: bool, root: Path) -> list[tuple[Path, str]]:
             (make_pdf(root / f"gen-{i}.pdf", title=f"Gen {i}", pages=2, seed=i), "generated")
             for i in range(3)
         ]
-    from corpus import fetch
-
     return fetch()
 
 
