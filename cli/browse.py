@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.live import Live
 
 from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, library_errors
@@ -14,9 +16,9 @@ from bucketdigest.cli.options import (
     store_options,
 )
 from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
-from bucketdigest.monitor.status import collect_status
-from bucketdigest.search.index import SearchIndex
-from bucketdigest.search.location import index_location
+from bucketdigest.monitor.status import collect_status, watch_status
+from bucketdigest.search.index import IndexStats, SearchIndex
+from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import SearchIndexError
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
@@ -51,23 +53,47 @@ def digesters(as_json: bool) -> None:
     is_flag=True,
     help="Counts (todo, processing, failed, done), failures and runs as JSON.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Refresh the tables in place (Ctrl-C to leave), with documents per minute and ETA.",
+)
+@click.option(
+    "--every",
+    type=click.FloatRange(1),
+    default=10,
+    show_default=True,
+    help="Seconds between refreshes with --watch.",
+)
 @library_errors
-def status(store: StoreSettings, as_json: bool) -> None:
-    """Show documents per state, recent failures, ingest runs and the search index.
+def status(store: StoreSettings, as_json: bool, watch: bool, every: float) -> None:
+    """Show documents per state, throughput and ETA, recent failures, ingest runs and the
+    search index.
 
-    Example: bucketdigest status --json
+    Example: bucketdigest status --watch
     """
-    result = collect_status(open_store(store, self_test=False))
-    try:
-        index = SearchIndex.describe(index_location(store))
-    except SearchIndexError as exc:
-        index = exc
+    if as_json and watch:
+        raise click.UsageError("--json and --watch do not go together")
+    target = open_store(store, self_test=False)
+    location = index_location(store)
     if as_json:
-        click.echo(json.dumps(render.status_json(result, index), indent=2))
-    else:
-        out = Console(soft_wrap=True)
-        render.status_tables(out, result)
-        out.print(render.index_line(index, result.counts["done"]))
+        result = collect_status(target)
+        click.echo(json.dumps(render.status_json(result, _index_stats(location)), indent=2))
+        return
+    out = Console(soft_wrap=True)
+    if not watch:
+        out.print(render.status_view(collect_status(target), _index_stats(location)))
+        return
+    with Live(console=out, auto_refresh=False) as live, contextlib.suppress(KeyboardInterrupt):
+        for result in watch_status(target, every):
+            live.update(render.status_view(result, _index_stats(location)), refresh=True)
+
+
+def _index_stats(location: IndexLocation) -> IndexStats | SearchIndexError | None:
+    try:
+        return SearchIndex.describe(location)
+    except SearchIndexError as exc:
+        return exc
 
 
 @cli.command(name="ls")

@@ -7,12 +7,14 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
 from rich.console import Console
 
 from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.logs import LogFormat, LogSetup
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -30,13 +32,41 @@ def library_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group()
+def _apply_log_format(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value is not None and not ctx.resilient_parsing:
+        replace(LogSetup.current(), format=LogFormat(value)).apply()
+
+
+def _log_format_option(*, expose: bool) -> click.Option:
+    return click.Option(
+        ["--log-format"],
+        type=click.Choice([f.value for f in LogFormat]),
+        envvar="BUCKETDIGEST_LOG_FORMAT",
+        default=None,
+        expose_value=expose,
+        callback=None if expose else _apply_log_format,
+        help="text (default) or json: one JSON object a line, with worker id, hash, attempt.",
+    )
+
+
+class RoleGroup(click.Group):
+    """Every command also takes ``--log-format`` after its name."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        cmd.params.append(_log_format_option(expose=False))
+        super().add_command(cmd, name)
+
+
+@click.group(cls=RoleGroup)
 @click.option("-v", "--verbose", count=True, help="More logging (-v info, -vv debug).")
 @click.version_option(package_name="bucketdigest")
-def cli(verbose: int) -> None:
+def cli(verbose: int, log_format: str | None) -> None:
     """Turn piles of documents into searchable Markdown, coordinated through one bucket.
 
     Example: bucketdigest run ./pdfs
     """
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    LogSetup(level, LogFormat(log_format or LogFormat.TEXT)).apply()
+
+
+cli.params.append(_log_format_option(expose=True))

@@ -86,9 +86,7 @@ def work(
         IndexDuty(store, every=settings.monitor_every or 60.0),
     )
     for summary in run_workers(workers, OpenStore(store), settings, monitor_duty=duty):
-        console.print(
-            f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}"
-        )
+        click.echo(f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}")
 
 
 @cli.command()

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from types import TracebackType
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -127,13 +127,17 @@ def ingest_summary(console: Console, run: IngestRun) -> None:
         console.print(f"[red]error[/red] {error.path}: {error.reason}")
 
 
-def status_tables(console: Console, status: Status) -> None:
-    counts = Table(title="Documents by state")
+def status_view(status: Status, index: IndexStats | Exception | None) -> Group:
+    """Counts, rate and ETA, recent failures, latest runs and the index, as one renderable
+    (printed once by ``status``, refreshed in place by ``status --watch``)."""
+    parts: list[RenderableType] = []
+    as_of = f" at {status.as_of:%H:%M:%S} UTC" if status.as_of else ""
+    counts = Table(title=f"Documents by state{as_of}")
     for name in status.counts:
         counts.add_column(name, justify="right")
     counts.add_row(*(str(n) for n in status.counts.values()))
-    console.print(counts)
-    console.print(
+    parts.append(counts)
+    parts.append(
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
         f"time left at that rate: {describe_duration(status.eta_seconds)}"
     )
@@ -145,7 +149,7 @@ def status_tables(console: Console, status: Status) -> None:
             failures.add_row(
                 f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0]
             )
-        console.print(failures)
+        parts.append(failures)
     if status.runs:
         runs = Table(title="Latest ingest runs")
         runs.add_column("run", no_wrap=True)
@@ -168,7 +172,9 @@ def status_tables(console: Console, status: Status) -> None:
                 str(len(r.errors)),
                 str(r.store_requests),
             )
-        console.print(runs)
+        parts.append(runs)
+    parts.append(index_line(index, status.counts["done"]))
+    return Group(*parts)
 
 
 def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:

@@ -4,6 +4,8 @@ runs. Read-only."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -121,3 +123,14 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
     for key in run_keys[:runs]:
         status.runs.append(IngestRun.from_json(store.get(key).data))
     return status
+
+
+def watch_status(
+    store: Store, every: float, stop: threading.Event | None = None
+) -> Iterator[Status]:
+    """A fresh status now and every ``every`` seconds until ``stop`` is set."""
+    stop = stop or threading.Event()
+    while True:
+        yield collect_status(store)
+        if stop.wait(every):
+            return

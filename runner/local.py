@@ -20,6 +20,7 @@ from bucketdigest.search.indexer import LEASE_SECONDS, IndexDuty, IndexReport, i
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
@@ -120,7 +121,7 @@ def run_local(
         monitor_duty=MonitorDuty(monitor, IndexDuty(store_settings)),
         may_leave=ingested,
         # results reach the caller through on_result; workers only log errors
-        log_level=max(logging.getLogger().level, logging.ERROR),
+        log_setup=replace(LogSetup.current(), level=max(logging.getLogger().level, logging.ERROR)),
     )
     processes = launch()
     try:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.claim import Claimer
@@ -125,18 +126,19 @@ class Worker:
             shutdown_reason=self._shutdown_reason,
             checkpoint_after=self.settings.checkpoint_after,
         )
-        log.info("worker %s started on %s", self.worker_id, self.store.url)
-        try:
-            sandbox.start()
-            summary.exit_reason = self._loop(ctx, summary)
-        finally:
-            sandbox.close()
-        log.info(
-            "worker %s exiting: %s (%s)",
-            self.worker_id,
-            summary.exit_reason,
-            ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "no jobs",
-        )
+        with log_context(worker_id=self.worker_id):
+            log.info("worker %s started on %s", self.worker_id, self.store.url)
+            try:
+                sandbox.start()
+                summary.exit_reason = self._loop(ctx, summary)
+            finally:
+                sandbox.close()
+            log.info(
+                "worker %s exiting: %s (%s)",
+                self.worker_id,
+                summary.exit_reason,
+                ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "no jobs",
+            )
         return summary
 
     def _loop(self, ctx: JobContext, summary: WorkerSummary) -> str:
@@ -163,13 +165,24 @@ class Worker:
                 self.stop_requested.wait(self.settings.idle_sleep if leaving else 0.2)
                 continue
             jobs += 1
-            try:
-                result = run_job(found.job, ctx)
-            except Exception:
-                log.exception(
-                    "job %s broke off; its claim will expire and be requeued", found.job.digest
+            job = found.job
+            with log_context(digest=job.digest, attempt=job.claim.ticket.attempt):
+                try:
+                    result = run_job(job, ctx)
+                except Exception:
+                    log.exception(
+                        "job %s broke off; its claim will expire and be requeued", job.digest
+                    )
+                    continue
+                log.info(
+                    "%s (%s): %s, %d pages in %.1f s%s",
+                    result.name,
+                    result.digest,
+                    result.outcome.value,
+                    result.pages,
+                    result.seconds,
+                    f": {result.error.splitlines()[0]}" if result.error else "",
                 )
-                continue
             summary.outcomes[result.outcome.value] += 1
             summary.pages += result.pages
             if self.on_result is not None:

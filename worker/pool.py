@@ -12,6 +12,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as EventType
 from typing import Any
 
+from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
 
@@ -27,11 +28,9 @@ def _worker_main(
     results: Queue | None,
     monitor_duty: MonitorFactory | None,
     may_leave: EventType | None,
-    log_level: int,
+    log_setup: LogSetup,
 ) -> None:
-    logging.basicConfig(
-        level=log_level, format="%(asctime)s %(processName)s %(levelname)s %(message)s"
-    )
+    log_setup.apply()
     store = open_store()
     worker = Worker(
         store,
@@ -85,11 +84,11 @@ def start_workers(
     results: Queue | None = None,
     monitor_duty: MonitorFactory | None = None,
     may_leave: EventType | None = None,
-    log_level: int | None = None,
+    log_setup: LogSetup | None = None,
 ) -> list[BaseProcess]:
     """Start ``count`` worker processes (spawned: nothing inherited but the arguments, which
-    must be picklable). With ``may_leave``, idle workers exit only once it is set. They log at
-    ``log_level`` (default: this process's level)."""
+    must be picklable). With ``may_leave``, idle workers exit only once it is set. They log as
+    ``log_setup`` says (default: as this process does)."""
     context = multiprocessing.get_context("spawn")
     processes = []
     for index in range(count):
@@ -101,7 +100,7 @@ def start_workers(
                 results,
                 monitor_duty,
                 may_leave,
-                logging.getLogger().level if log_level is None else log_level,
+                log_setup or LogSetup.current(),
             ),
             name=f"worker-{index + 1}",
         )

@@ -27,6 +27,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
+from bucketdigest.shared.logs import LogSetup
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +90,12 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _child_main(conn: Connection, max_memory: int | None) -> None:
+def _child_main(conn: Connection, max_memory: int | None, log_setup: LogSetup) -> None:
     """Loop in the child: receive (function, args), answer ("ok", result) or an error.
     If PyMuPDF cannot even be loaded (a memory cap too small for it), every call gets that
-    error as its answer. A closed pipe ends the loop silently."""
+    error as its answer. A closed pipe ends the loop silently. It logs as its worker does."""
     _exit_with_parent()
+    log_setup.apply()
     try:
         _serve(conn, max_memory)
     except (EOFError, OSError):
@@ -147,7 +149,7 @@ class Sandbox:
             parent, child = context.Pipe()
             self._process = context.Process(
                 target=_child_main,
-                args=(child, self.limits.max_memory),
+                args=(child, self.limits.max_memory, LogSetup.current()),
                 name="bucketdigest-digester",
                 daemon=True,
             )
