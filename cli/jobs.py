@@ -13,11 +13,13 @@ from bucketdigest.cli.group import cli, console, library_errors
 from bucketdigest.cli.options import (
     ingest_options,
     max_attempts_option,
+    metrics_port_option,
     store_options,
     worker_options,
     workers_option,
 )
 from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
+from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import run_monitor
 from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.monitor.sweep import MonitorSettings
@@ -68,6 +70,7 @@ def ingest(
     help="Exit after this many jobs (per process).",
 )
 @click.option("--exit-when-idle", is_flag=True, help="Exit when no job is left to claim.")
+@metrics_port_option
 @library_errors
 def work(
     store: StoreSettings,
@@ -75,12 +78,15 @@ def work(
     worker: WorkerSettings,
     max_jobs: int | None,
     exit_when_idle: bool,
+    metrics_port: int | None,
 ) -> None:
     """Claim and convert queued documents until stopped.
 
     Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
     """
-    settings = replace(worker, max_jobs=max_jobs, exit_when_idle=exit_when_idle)
+    settings = replace(
+        worker, max_jobs=max_jobs, exit_when_idle=exit_when_idle, metrics_port=metrics_port
+    )
     duty = MonitorDuty(
         MonitorSettings(max_attempts=settings.max_attempts),
         IndexDuty(store, every=settings.monitor_every or 60.0),
@@ -100,6 +106,7 @@ def work(
     help="Upper bound on any lease, in seconds.",
 )
 @max_attempts_option
+@metrics_port_option
 @click.option(
     "--every",
     type=click.FloatRange(1),
@@ -120,15 +127,20 @@ def monitor(
     once: bool,
     stale_after: float,
     max_attempts: int,
+    metrics_port: int | None,
     every: float,
     reconcile_every: float,
 ) -> None:
-    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left.
+    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left;
+    with --metrics-port, export the queue gauges an autoscaler reads.
 
     Example: bucketdigest monitor --once
     """
+    target = open_store(store)
+    if metrics_port is not None:
+        serve_queue_gauges(target, metrics_port)
     run_monitor(
-        open_store(store),
+        target,
         MonitorSettings(stale_after=stale_after, max_attempts=max_attempts),
         every=every,
         reconcile_every=reconcile_every,

@@ -51,6 +51,14 @@ max_attempts_option = click.option(
     help="Attempts before a document is dead-lettered.",
 )
 
+metrics_port_option = click.option(
+    "--metrics-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    envvar="BUCKETDIGEST_METRICS_PORT",
+    help="Serve Prometheus metrics on this port (with --workers K, worker i on PORT+i-1).",
+)
+
 workers_option = click.option(
     "--workers",
     type=click.IntRange(1),

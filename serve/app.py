@@ -17,7 +17,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from bucketdigest.monitor.gauges import QueueGauges
 from bucketdigest.serve import api, pages
 from bucketdigest.serve.backend import (
     Backend,
@@ -106,6 +108,14 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.state.backend = backend
     app.include_router(api.router)
     app.include_router(pages.router)
+    gauges = CollectorRegistry()
+    gauges.register(QueueGauges(backend.store))
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        """The queue gauges (documents per state, oldest todo age) for Prometheus."""
+        return Response(generate_latest(gauges), media_type=CONTENT_TYPE_LATEST)
+
     app.add_exception_handler(BucketdigestError, _library_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
 

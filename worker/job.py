@@ -67,6 +67,8 @@ class JobContext:
     shutdown_reason: Callable[[], str | None]
     checkpoint_after: float = 20.0
     """Write a checkpoint once the unsaved digesters' work took this many seconds."""
+    on_digester: Callable[[str, float], None] = lambda name, seconds: None
+    """Told each digester's name and seconds once it ends, however it ended (for metrics)."""
 
 
 def _records(digest: str, kind: FileType, records: dict[str, OutputRecord]) -> DigestRecords:
@@ -147,6 +149,7 @@ def _digest_and_upload(
             raise
         finally:
             seconds[digester.name] = time.perf_counter() - began
+            ctx.on_digester(digester.name, seconds[digester.name])
 
     def persist(done: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
         shutil.rmtree(partial / done.name, ignore_errors=True)  # its parts are in its output

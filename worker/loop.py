@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.job import JobContext, run_job
+from bucketdigest.worker.metrics import WorkerMetrics
 from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
@@ -41,6 +43,8 @@ class WorkerSettings:
     """Save a job's progress once the digesters since the last save took this many seconds."""
     digest: DigestSettings = field(default_factory=DigestSettings)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    metrics_port: int | None = None
+    """Serve Prometheus metrics on this port (see ``worker/metrics.py``)."""
 
     @property
     def retry(self) -> RetryPolicy:
@@ -75,7 +79,8 @@ class Worker:
         monitor_duty: Callable[[], int] | None = None,
         may_leave: Callable[[], bool] | None = None,
     ) -> None:
-        self.store = store
+        self.store = CountingStore(store)
+        self.metrics = WorkerMetrics(self.store)
         self.settings = settings
         self.worker_id = worker_id or new_worker_id()
         self.on_result = on_result
@@ -125,7 +130,10 @@ class Worker:
             retry=self.settings.retry,
             shutdown_reason=self._shutdown_reason,
             checkpoint_after=self.settings.checkpoint_after,
+            on_digester=self.metrics.digester_ran,
         )
+        if self.settings.metrics_port is not None:
+            self.metrics.serve(self.settings.metrics_port)
         with log_context(worker_id=self.worker_id):
             log.info("worker %s started on %s", self.worker_id, self.store.url)
             try:
@@ -166,14 +174,17 @@ class Worker:
                 continue
             jobs += 1
             job = found.job
+            self.metrics.job_claimed()
             with log_context(digest=job.digest, attempt=job.claim.ticket.attempt):
                 try:
                     result = run_job(job, ctx)
                 except Exception:
+                    self.metrics.job_ended(None)
                     log.exception(
                         "job %s broke off; its claim will expire and be requeued", job.digest
                     )
                     continue
+                self.metrics.job_ended(result)
                 log.info(
                     "%s (%s): %s, %d pages in %.1f s%s",
                     result.name,

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
+from dataclasses import replace
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as EventType
@@ -87,16 +88,18 @@ def start_workers(
     log_setup: LogSetup | None = None,
 ) -> list[BaseProcess]:
     """Start ``count`` worker processes (spawned: nothing inherited but the arguments, which
-    must be picklable). With ``may_leave``, idle workers exit only once it is set. They log as
-    ``log_setup`` says (default: as this process does)."""
+    must be picklable); with a metrics port N, worker i serves on N + i - 1. With
+    ``may_leave``, idle workers exit only once it is set. They log as ``log_setup`` says
+    (default: as this process does)."""
     context = multiprocessing.get_context("spawn")
     processes = []
     for index in range(count):
+        port = settings.metrics_port
         process = context.Process(
             target=_worker_main,
             args=(
                 open_store,
-                settings,
+                settings if port is None else replace(settings, metrics_port=port + index),
                 results,
                 monitor_duty,
                 may_leave,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 import boto3
 from botocore.config import Config
 from tenacity import (
+    RetryCallState,
     Retrying,
     before_sleep_log,
     retry_if_exception_type,
@@ -83,9 +85,10 @@ class S3Store:
             retry=retry_if_exception_type(TransientStoreError),
             wait=wait_random_exponential(multiplier=0.1, max=5),
             stop=stop_after_attempt(max_attempts) | stop_after_delay(max_retry_seconds),
-            before_sleep=before_sleep_log(log, logging.WARNING),
             reraise=True,
         )
+        self.retries: Counter[str] = Counter()
+        """Requests retried, by kind (``GET``, ``PUT``, ``LIST`` ...), for metrics."""
 
     def _note_server_date(self, http_response: Any = None, **_: Any) -> None:
         date = http_response.headers.get("Date") if http_response is not None else None
@@ -114,7 +117,14 @@ class S3Store:
                     raise
                 raise translated from exc
 
-        return Retrying(**self._retry_policy)(attempt)  # type: ignore[arg-type]
+        warn = before_sleep_log(log, logging.WARNING)
+
+        def before_retry(state: RetryCallState) -> None:
+            self.retries[what.split(" ", 1)[0]] += 1
+            warn(state)
+
+        retrying = Retrying(**self._retry_policy, before_sleep=before_retry)  # type: ignore[arg-type]
+        return retrying(attempt)
 
     def _landed(self, key: str, data: bytes) -> str | None:
         """After an ambiguous conditional write met 412: our ETag if the object holds our bytes."""
