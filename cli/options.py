@@ -15,6 +15,7 @@ from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.filetypes import expand_extensions
+from bucketdigest.shared.policy import ROLE_OF_COMMAND
 from bucketdigest.worker.digester import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
 from bucketdigest.worker.loop import WorkerSettings
@@ -72,8 +73,14 @@ workers_option = click.option(
 def _store(
     bucket: str, endpoint_url: str | None, region: str | None, path_style: bool
 ) -> StoreSettings:
+    command = click.get_current_context().info_name or ""
+    role = ROLE_OF_COMMAND.get(command)
     return StoreSettings(
-        bucket=bucket, endpoint_url=endpoint_url, region=region, path_style=path_style
+        bucket=bucket,
+        endpoint_url=endpoint_url,
+        region=region,
+        path_style=path_style,
+        role=role.value if role else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""One indexer at a time: whoever holds ``registry/indexer.json`` writes to the index.
+"""One indexer at a time: whoever holds ``index/writer.json`` writes to the index.
 
 Taking it is a conditional write against the version read, so two takers cannot both win.
 The object stays after a release (holder empty), and its LastModified then says when the index

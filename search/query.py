@@ -181,7 +181,7 @@ def _open_tables(settings: StoreSettings) -> tuple[Any, Any]:
         tables = (_dataset(location, CHUNKS), _dataset(location, DOCUMENTS))
     except (ValueError, OSError) as exc:
         store = open_store(settings, self_test=False)
-        if not any(True for _ in store.list(keys.INDEX_PREFIX, limit=1)):
+        if not any(True for _ in store.list(keys.index_table_prefix(CHUNKS), limit=1)):
             raise IndexNotFound(
                 f"no search index at {location.uri} yet: run `bucketdigest index`"
             ) from exc

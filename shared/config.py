@@ -21,6 +21,8 @@ class StoreSettings:
     endpoint_url: str | None = None
     region: str | None = None
     path_style: bool = False
+    role: str | None = None
+    """The role the command runs as (``shared/policy.py``), named in access-denied errors."""
 
 
 def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
@@ -41,6 +43,7 @@ def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
             endpoint_url=settings.endpoint_url,
             region=settings.region,
             path_style=settings.path_style,
+            role=settings.role,
         )
         if self_test:
             check_conditional_writes(store)

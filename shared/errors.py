@@ -16,6 +16,11 @@ class ConfigError(BucketdigestError):
     """A setting or bucket URL is invalid, or the store lacks a capability we need."""
 
 
+class AccessDenied(ConfigError):
+    """The credentials do not allow a request: which key, which action, and the role the
+    command runs as (see ``shared/policy.py``)."""
+
+
 class StoreError(BucketdigestError):
     """A store operation failed."""
 

@@ -24,7 +24,7 @@ REGISTRY_DOCS_PREFIX = "registry/docs/"
 REGISTRY_RUNS_PREFIX = "registry/runs/"
 """One record per ingest run: ``registry/runs/<run-id>.json``."""
 
-SELFTEST_PREFIX = "registry/selftest/"
+SELFTEST_PREFIX = "selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
 
 WORK_PREFIX = "work/"
@@ -37,8 +37,11 @@ INDEX_PREFIX = "index/"
 """The search index, a LanceDB database written by the indexer alone: ``index/chunks.lance/``
 and ``index/documents.lance/`` (folders of data, version and index objects)."""
 
-INDEX_WRITER_KEY = "registry/indexer.json"
+INDEX_WRITER_KEY = "index/writer.json"
 """The indexer's lease: only the worker (or command) holding it writes to ``index/``."""
+
+REGISTRY_PREFIX = "registry/"
+"""Everything under ``registry/``: where documents came from, and ingest runs."""
 
 WORK_REQUEST_NAME = "digests.json"
 _CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
@@ -183,3 +186,8 @@ def parse_work_digest(key: str) -> str:
     if not key.startswith(WORK_PREFIX):
         raise ValueError(f"not a work key: {key!r}")
     return check_hash(key[len(WORK_PREFIX) :].partition("/")[0])
+
+
+def index_table_prefix(table: str) -> str:
+    """The folder of one LanceDB table: ``index/<table>.lance/``."""
+    return f"{INDEX_PREFIX}{table}.lance/"

@@ -222,7 +222,7 @@ class IngestRun(_JsonRecord):
 
 @dataclass(frozen=True)
 class IndexerLease(_JsonRecord):
-    """``registry/indexer.json``: who writes to the index now (``holder`` empty: nobody), and
+    """``index/writer.json``: who writes to the index now (``holder`` empty: nobody), and
     until when; the object's LastModified after a release tells when the index was last
     brought up to date."""
 

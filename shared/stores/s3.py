@@ -40,7 +40,7 @@ from bucketdigest.shared.errors import (
     TransientStoreError,
 )
 from bucketdigest.shared.store import ObjectInfo, StoredObject
-from bucketdigest.shared.stores.s3_errors import translate_error
+from bucketdigest.shared.stores.s3_errors import access_denied, translate_error
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +63,13 @@ class S3Store:
         client: Any = None,
         max_attempts: int = 6,
         max_retry_seconds: float = 60.0,
+        role: str | None = None,
     ) -> None:
         self.bucket = bucket
         self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
         self.url = f"s3://{bucket}/{self.prefix}"
+        self.role = role
+        """The role this process runs as, named in access-denied errors."""
         self.supports_conditional_delete = True
         self.client = client or boto3.client(
             "s3",
@@ -110,7 +113,7 @@ class S3Store:
             try:
                 return fn()
             except Exception as exc:
-                translated = translate_error(exc, what)
+                translated = translate_error(exc, what, self.role)
                 if isinstance(translated, TransientStoreError) and ambiguous is not None:
                     ambiguous[0] = True
                 if translated is exc:
@@ -251,8 +254,11 @@ class S3Store:
             )
             if errors := response.get("Errors"):
                 first = errors[0]
+                what = f"DELETE {self.url}{first.get('Key', '')[len(self.prefix) :]}"
+                if first.get("Code") == "AccessDenied":
+                    raise access_denied(what, self.role)
                 raise StoreError(
-                    f"DELETE {self.url}{first.get('Key', '')[len(self.prefix) :]}: "
+                    f"{what}: "
                     f"{first.get('Code', '')} {first.get('Message', '')} "
                     f"({len(errors)} of {len(batch)} keys not deleted)"
                 )

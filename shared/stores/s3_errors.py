@@ -6,12 +6,14 @@ from __future__ import annotations
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, NoCredentialsError
 
 from bucketdigest.shared.errors import (
+    AccessDenied,
     ConfigError,
     Conflict,
     NotFound,
     StoreError,
     TransientStoreError,
 )
+from bucketdigest.shared.policy import ACTION_OF_REQUEST
 
 _THROTTLING = {
     "SlowDown",
@@ -23,8 +25,18 @@ _THROTTLING = {
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
 
 
-def translate_error(exc: Exception, what: str) -> Exception:
-    """Map a botocore exception to our hierarchy; the only place that knows botocore errors."""
+def access_denied(what: str, role: str | None) -> AccessDenied:
+    """``access denied to KEY (role ROLE lacks ACTION)`` for the request ``what``
+    (``GET s3://bucket/prefix/key``)."""
+    request, _, target = what.partition(" ")
+    action = ACTION_OF_REQUEST.get(request, request)
+    who = f"role {role}" if role else "the credentials"
+    return AccessDenied(f"access denied to {target} ({who} lacks {action})")
+
+
+def translate_error(exc: Exception, what: str, role: str | None = None) -> Exception:
+    """Map a botocore exception to our hierarchy; the only place that knows botocore errors.
+    ``role`` is the role the process runs as, for access-denied messages."""
     if isinstance(exc, ClientError):
         error = exc.response.get("Error", {})
         code = str(error.get("Code", ""))
@@ -38,8 +50,10 @@ def translate_error(exc: Exception, what: str) -> Exception:
             return TransientStoreError(message)
         if code == "NoSuchBucket":
             return ConfigError(f"{what}: the bucket does not exist")
-        if status in (401, 403):
-            return ConfigError(f"{what}: access denied ({code}); check the credentials")
+        if code == "AccessDenied" or status == 403:
+            return access_denied(what, role)
+        if status == 401:
+            return ConfigError(f"{what}: not authenticated ({code}); check the credentials")
         return StoreError(message)
     if isinstance(exc, NoCredentialsError):
         return ConfigError(f"{what}: no AWS credentials found (boto3's default chain)")

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.policy import Role, grants_table, iam_policy
 
 H = "ab" * 32
 
@@ -39,3 +42,21 @@ def test_parsers_refuse_foreign_keys() -> None:
         keys.parse_queue_key("queue/elsewhere/" + H)
     with pytest.raises(ValueError):
         keys.parse_out_key(f"store/out/{H}.tar")
+
+
+def test_the_protocol_document_shows_every_roles_grant() -> None:
+    protocol = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+    assert grants_table() in protocol.read_text()
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_a_policy_is_confined_to_its_prefix(role: Role) -> None:
+    document = iam_policy(role, "s3://shared-bucket/tenant-a/")
+    listing, *objects = document["Statement"]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["tenant-a/*"]}}
+    resources = [r for statement in objects for r in statement["Resource"]]
+    assert resources
+    assert all(r.startswith("arn:aws:s3:::shared-bucket/tenant-a/") for r in resources)
+    deletes = next((s["Resource"] for s in objects if s["Sid"] == "Delete"), [])
+    raw = "arn:aws:s3:::shared-bucket/tenant-a/store/raw/x.pdf"
+    assert any(raw.startswith(r.rstrip("*")) for r in deletes) == (role is Role.ADMIN)

@@ -1,0 +1,165 @@
+"""Least privilege: which key prefixes each role reads, writes and deletes, the IAM policy
+that grants exactly that under one bucket prefix (``bucketdigest policy``), and which role
+each command runs as (named in "access denied" errors).
+
+Every grant is confined to the bucket prefix, so one bucket holds several tenants side by
+side. A LIST is granted on the bucket with an ``s3:prefix`` condition, as S3 requires.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.keys import QueueState
+
+
+class Role(StrEnum):
+    WORKER = "worker"
+    INGESTOR = "ingestor"
+    MONITOR = "monitor"
+    READER = "reader"
+    ADMIN = "admin"
+
+
+class Action(StrEnum):
+    """The IAM actions bucketdigest's requests need (a HEAD is a ``GetObject``; a multipart
+    upload's parts are ``PutObject``)."""
+
+    LIST = "s3:ListBucket"
+    READ = "s3:GetObject"
+    WRITE = "s3:PutObject"
+    ABORT_UPLOAD = "s3:AbortMultipartUpload"
+    DELETE = "s3:DeleteObject"
+
+
+ACTION_OF_REQUEST = {
+    "GET": Action.READ,
+    "HEAD": Action.READ,
+    "PUT": Action.WRITE,
+    "DELETE": Action.DELETE,
+    "LIST": Action.LIST,
+}
+"""The IAM action behind each kind of store request (the first word of its description)."""
+
+EVERYTHING = ""
+"""The whole bucket prefix."""
+
+
+@dataclass(frozen=True)
+class Grant:
+    """Key prefixes (relative to the bucket prefix) a role may read, write and delete."""
+
+    read: tuple[str, ...]
+    write: tuple[str, ...] = ()
+    delete: tuple[str, ...] = ()
+
+
+GRANTS: dict[Role, Grant] = {
+    # claims and runs jobs; its monitor duty sweeps leases and keeps the search index
+    Role.WORKER: Grant(
+        read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
+              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX),
+        write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
+               keys.SELFTEST_PREFIX),
+        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX),
+    ),
+    # uploads sources, records where they came from, queues them
+    Role.INGESTOR: Grant(
+        read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.REGISTRY_PREFIX,
+              keys.SELFTEST_PREFIX),
+        write=(keys.RAW_PREFIX, QueueState.TODO.prefix, keys.REGISTRY_PREFIX,
+               keys.SELFTEST_PREFIX),
+        delete=(keys.SELFTEST_PREFIX,),
+    ),
+    # requeues, dead-letters, retries and reprocesses; the consistency sweep
+    Role.MONITOR: Grant(
+        read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
+              keys.REGISTRY_PREFIX, keys.SELFTEST_PREFIX),
+        write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
+        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
+    ),
+    # status, ls, get, search, serve
+    Role.READER: Grant(read=(EVERYTHING,)),
+    Role.ADMIN: Grant(read=(EVERYTHING,), write=(EVERYTHING,), delete=(EVERYTHING,)),
+}  # fmt: skip
+
+ROLE_OF_COMMAND: dict[str, Role] = {
+    "ingest": Role.INGESTOR,
+    "work": Role.WORKER,
+    "index": Role.WORKER,
+    "monitor": Role.MONITOR,
+    "retry": Role.MONITOR,
+    "reprocess": Role.MONITOR,
+    "status": Role.READER,
+    "ls": Role.READER,
+    "get": Role.READER,
+    "search": Role.READER,
+    "serve": Role.READER,
+    "run": Role.ADMIN,
+}
+"""The role whose credentials each command needs (``serve`` with writes on needs monitor's)."""
+
+
+def split_bucket_url(url: str) -> tuple[str, str]:
+    """``s3://bucket/some/prefix`` → (``bucket``, ``some/prefix/``; empty for none)."""
+    if not url.startswith("s3://") or not url[5:].split("/", 1)[0]:
+        raise ValueError(f"{url!r} is not an s3://bucket[/prefix] URL")
+    bucket, _, prefix = url[5:].partition("/")
+    prefix = prefix.strip("/")
+    return bucket, f"{prefix}/" if prefix else ""
+
+
+def _resources(bucket: str, prefix: str, key_prefixes: tuple[str, ...]) -> list[str]:
+    return [f"arn:aws:s3:::{bucket}/{prefix}{key}*" for key in key_prefixes]
+
+
+def iam_policy(role: Role, bucket_url: str) -> dict[str, Any]:
+    """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more."""
+    bucket, prefix = split_bucket_url(bucket_url)
+    grant = GRANTS[role]
+    listing: dict[str, Any] = {
+        "Sid": "ListTheTenantPrefix",
+        "Effect": "Allow",
+        "Action": [Action.LIST.value],
+        "Resource": f"arn:aws:s3:::{bucket}",
+    }
+    if prefix:
+        listing["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
+    statements = [listing]
+    for sid, actions, key_prefixes in (
+        ("Read", [Action.READ], grant.read),
+        ("Write", [Action.WRITE, Action.ABORT_UPLOAD], grant.write),
+        ("Delete", [Action.DELETE], grant.delete),
+    ):
+        if key_prefixes:
+            statements.append(
+                {
+                    "Sid": sid,
+                    "Effect": "Allow",
+                    "Action": [a.value for a in actions],
+                    "Resource": _resources(bucket, prefix, key_prefixes),
+                }
+            )
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def grants_table() -> str:
+    """The table of docs/protocol.md: for each role and key prefix, R, W and D granted."""
+    prefixes = sorted({p for g in GRANTS.values() for p in (*g.read, *g.write, *g.delete)} - {""})
+    rows = ["| role | commands | " + " | ".join(f"`{p}`" for p in prefixes) + " |"]
+    rows.append("|" + " --- |" * (len(prefixes) + 2))
+    for role, grant in GRANTS.items():
+        commands = ", ".join(f"`{c}`" for c, r in ROLE_OF_COMMAND.items() if r is role)
+        cells = []
+        for prefix in prefixes:
+            allowed = [
+                letter
+                for letter, granted in (("R", grant.read), ("W", grant.write), ("D", grant.delete))
+                if EVERYTHING in granted or any(prefix.startswith(g) for g in granted)
+            ]
+            cells.append("".join(allowed) or "-")
+        rows.append(f"| {role} | {commands} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)

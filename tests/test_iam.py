@@ -1,0 +1,175 @@
+"""Least privilege for real: moto's server enforcing IAM, one user per role holding only
+the policy ``bucketdigest policy`` prints, each command run with its own role's keys, and
+two tenants sharing one bucket."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import AccessDenied
+from bucketdigest.shared.policy import Role
+from bucketdigest.shared.stores.s3 import S3Store
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+BUCKET = "fleet"
+TENANT_A = f"s3://{BUCKET}/tenant-a"
+TENANT_B = f"s3://{BUCKET}/tenant-b"
+Credentials = dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def iam_endpoint() -> Iterator[str]:
+    """A moto server of its own (IAM enforcement is process-wide in moto)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=1)
+            break
+        except urllib.error.HTTPError:
+            break  # it answers
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    yield endpoint
+    server.terminate()
+    server.wait(timeout=10)
+
+
+def _user(iam: object, name: str, role: Role, bucket_url: str) -> Credentials:
+    policy = subprocess.run(
+        [*CLI, "policy", "--role", role.value, "--bucket", bucket_url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    iam.create_user(UserName=name)  # type: ignore[attr-defined]
+    iam.put_user_policy(UserName=name, PolicyName="bucketdigest", PolicyDocument=policy)  # type: ignore[attr-defined]
+    key = iam.create_access_key(UserName=name)["AccessKey"]  # type: ignore[attr-defined]
+    return {
+        "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+    }
+
+
+@pytest.fixture(scope="module")
+def users(iam_endpoint: str) -> dict[str, Credentials]:
+    """Every role of tenant A, an admin of tenant B; then moto starts enforcing IAM."""
+    boto3.client("s3", endpoint_url=iam_endpoint).create_bucket(Bucket=BUCKET)
+    iam = boto3.client("iam", endpoint_url=iam_endpoint)
+    made = {role.value: _user(iam, f"a-{role.value}", role, TENANT_A) for role in Role}
+    made["b-admin"] = _user(iam, "b-admin", Role.ADMIN, TENANT_B)
+    request = urllib.request.Request(
+        f"{iam_endpoint}/moto-api/reset-auth", data=b"0", headers={"Content-Type": "text/plain"}
+    )
+    urllib.request.urlopen(request, timeout=5)
+    return made
+
+
+def _run(
+    endpoint: str, who: Credentials, *args: str, bucket: str = TENANT_A
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args, "--bucket", bucket, "--endpoint-url", endpoint],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **who},
+        timeout=600,
+    )
+
+
+def _store(endpoint: str, who: Credentials, role: Role, prefix: str = "tenant-a") -> S3Store:
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=who["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=who["AWS_SECRET_ACCESS_KEY"],
+    )
+    return S3Store(BUCKET, prefix, client=client, role=role.value, max_attempts=1)
+
+
+@pytest.mark.slow
+def test_each_role_does_its_work_with_only_its_own_grant(
+    iam_endpoint: str, users: dict[str, Credentials], pdf_folder: Path
+) -> None:
+    ingest = _run(iam_endpoint, users["ingestor"], "ingest", str(pdf_folder))
+    assert ingest.returncode == 0, ingest.stderr
+    work = _run(
+        iam_endpoint, users["worker"], "work", "--exit-when-idle", "--converter-mode", "legacy"
+    )
+    assert work.returncode == 0, work.stderr
+    assert "indexing failed" not in work.stderr
+    index = _run(iam_endpoint, users["worker"], "index")
+    assert index.returncode == 0, index.stderr
+    monitor = _run(iam_endpoint, users["monitor"], "monitor", "--once", "--reconcile-every", "0")
+    assert monitor.returncode == 0, monitor.stderr
+    status = _run(iam_endpoint, users["reader"], "status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["counts"]["done"] == 3
+    assert json.loads(status.stdout)["index"]["documents"] == 3
+    found = _run(iam_endpoint, users["reader"], "search", "rules", "--json")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)
+    listed = _run(iam_endpoint, users["reader"], "ls", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 3
+
+    # reaching outside the grant is refused, and the error says who lacked what
+    reader_ingests = _run(iam_endpoint, users["reader"], "ingest", str(pdf_folder))
+    assert reader_ingests.returncode == 1
+    assert "access denied to s3://fleet/tenant-a/selftest/" in reader_ingests.stderr
+    assert "(role ingestor lacks s3:PutObject)" in reader_ingests.stderr
+    worker = _store(iam_endpoint, users["worker"], Role.WORKER)
+    raw = next(iter(worker.list(keys.RAW_PREFIX))).key
+    with pytest.raises(AccessDenied, match=rf"access denied to s3://fleet/tenant-a/{raw} "
+                       r"\(role worker lacks s3:DeleteObject\)"):  # fmt: skip
+        worker.delete(raw)
+    with pytest.raises(AccessDenied, match=r"\(role worker lacks s3:PutObject\)"):
+        worker.put(keys.run_key("forged"), b"{}")
+    reader = _store(iam_endpoint, users["reader"], Role.READER)
+    with pytest.raises(AccessDenied, match=r"\(role reader lacks s3:PutObject\)"):
+        reader.put(keys.queue_key(keys.QueueState.TODO, "0" * 64), b"{}")
+
+
+@pytest.mark.slow
+def test_two_tenants_in_one_bucket_cannot_read_each_other(
+    iam_endpoint: str, users: dict[str, Credentials], pdf_folder: Path
+) -> None:
+    own = _run(iam_endpoint, users["b-admin"], "run", str(pdf_folder), bucket=TENANT_B)
+    assert own.returncode == 0, own.stderr
+    a_reader = _store(iam_endpoint, users["reader"], Role.READER, prefix="tenant-b")
+    b_admin = _store(iam_endpoint, users["b-admin"], Role.ADMIN, prefix="tenant-b")
+    result = next(iter(b_admin.list(keys.OUT_PREFIX))).key
+    assert b_admin.get(result).data
+    with pytest.raises(AccessDenied, match="role reader lacks s3:GetObject"):
+        a_reader.get(result)
+    into_a = _store(iam_endpoint, users["b-admin"], Role.ADMIN, prefix="tenant-a")
+    with pytest.raises(AccessDenied, match="role admin lacks s3:PutObject"):
+        into_a.put(keys.raw_key("0" * 64, "pdf"), b"%PDF-")
+    with pytest.raises(AccessDenied, match="role admin lacks s3:GetObject"):
+        into_a.head(keys.out_key("0" * 64))
+    b_status = _run(iam_endpoint, users["b-admin"], "status", "--json", bucket=TENANT_A)
+    assert b_status.returncode == 1
+    assert "access denied to s3://fleet/tenant-a/" in b_status.stderr
