@@ -45,9 +45,7 @@ class WorkerMetrics:
 
     def __init__(self, store: CountingStore) -> None:
         self.registry = CollectorRegistry()
-        self.claimed = Counter(
-            "bucketdigest_jobs_claimed", "Jobs claimed.", registry=self.registry
-        )
+        self.claimed = Counter("bucketdigest_jobs_claimed", "Jobs claimed.", registry=self.registry)
         self.jobs = Counter(
             "bucketdigest_jobs",
             "Jobs ended, by outcome (done, already-done, retrying, failed, abandoned, "
