@@ -15,8 +15,8 @@ from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import (
     store_options,
 )
-from bucketdigest.monitor.catalog import catalog, fetch_result, resolve
 from bucketdigest.monitor.status import collect_status, watch_status
+from bucketdigest.runner.listing import get_result, list_files
 from bucketdigest.search.index import IndexStats, SearchIndex
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -106,7 +106,7 @@ def ls_command(store: StoreSettings, source: str | None, as_json: bool) -> None:
 
     Example: bucketdigest ls --source rulebooks.git
     """
-    entries = catalog(open_store(store, self_test=False), source)
+    entries = list_files(store, source)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(render.catalog_json(entry)))
@@ -130,9 +130,7 @@ def get(path_or_hash: str, store: StoreSettings, output: Path) -> None:
 
     Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
     """
-    target = open_store(store, self_test=False)
-    digest = resolve(target, path_or_hash)
-    members = fetch_result(target, digest, output)
+    digest, members = get_result(store, path_or_hash, output)
     click.echo(f"{digest}: {len(members)} files in {output}")
 
 

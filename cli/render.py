@@ -49,7 +49,9 @@ def status_json(status: Status, index: IndexStats | Exception | None) -> dict[st
 
 
 def catalog_json(entry: CatalogEntry) -> dict[str, Any]:
-    return {**json.loads(entry.record.to_json()), "state": entry.state or "unknown"}
+    known = json.loads(entry.record.to_json()) if entry.record else {}
+    where = {"digest": entry.digest, "source": entry.source, "path": entry.path}
+    return {**where, **known, "state": entry.state or "unknown"}
 
 
 def monitor_line(done: MonitorPass) -> str:
@@ -182,8 +184,7 @@ def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:
     for column in ("source", "path", "hash", "state"):
         table.add_column(column, overflow="fold")
     for entry in entries:
-        record = entry.record
-        table.add_row(record.source, record.path, record.digest[:12], entry.state or "unknown")
+        table.add_row(entry.source, entry.path, entry.digest[:12], entry.state or "unknown")
     console.print(table)
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError, NotFound
+from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import Store
@@ -17,21 +19,69 @@ from bucketdigest.shared.store import Store
 @dataclass(frozen=True)
 class CatalogEntry:
     """One source path, the document it holds, and where that document is now (None: the
-    bucket has no trace of it)."""
+    bucket has no trace of it). ``record`` is the registry record when it was read (the
+    index alone does not carry sizes and ingest times)."""
 
-    record: SourceRecord
+    source: str
+    path: str
+    digest: str
     state: DocState | None
+    record: SourceRecord | None = None
 
 
-def catalog(store: Store, source: str | None = None) -> list[CatalogEntry]:
-    """Every registered (source, path), optionally of sources containing ``source``."""
-    states = queue.document_states(store)
-    entries = []
+def _entry(record: SourceRecord, state: DocState | None) -> CatalogEntry:
+    return CatalogEntry(record.source, record.path, record.digest, state, record)
+
+
+def catalog(
+    store: Store,
+    source: str | None = None,
+    indexed: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+) -> list[CatalogEntry]:
+    """Every registered (source, path), optionally of sources containing ``source``.
+
+    Without ``indexed`` every registry record is read (a GET each). With it (digest →
+    (source, path) pairs of the indexed documents, already filtered by ``source``), only the
+    registry's listing is read, and the records of documents the index does not hold yet
+    (queued, failed, just finished): 1,000 files a request instead of one."""
+    if indexed is None:
+        states = queue.document_states(store)
+        records = (
+            SourceRecord.from_json(store.get(info.key).data)
+            for info in store.list(keys.REGISTRY_DOCS_PREFIX)
+        )
+        entries = [
+            _entry(record, states.get(record.digest))
+            for record in records
+            if source is None or source in record.source
+        ]
+    else:
+        entries = _catalog_with_index(store, source, indexed)
+    return sorted(entries, key=lambda e: (e.source, e.path))
+
+
+def _catalog_with_index(
+    store: Store, source: str | None, indexed: Mapping[str, Sequence[tuple[str, str]]]
+) -> list[CatalogEntry]:
+    marked = {
+        digest: DocState(state.value)
+        for state in QueueState
+        for digest, _ in queue.markers(store, state)
+    }
+    entries = [
+        CatalogEntry(where_from, path, digest, marked.get(digest, DocState.DONE))
+        for digest, pairs in indexed.items()
+        for where_from, path in pairs
+    ]
     for info in store.list(keys.REGISTRY_DOCS_PREFIX):
+        digest, _ = keys.parse_registry_doc_key(info.key)
+        if digest in indexed:
+            continue
         record = SourceRecord.from_json(store.get(info.key).data)
         if source is None or source in record.source:
-            entries.append(CatalogEntry(record, states.get(record.digest)))
-    return sorted(entries, key=lambda e: (e.record.source, e.record.path))
+            state = marked.get(digest) or queue.state_of(store, digest)
+            entries.append(_entry(record, state))
+    return entries
 
 
 def sources_of(store: Store, digest: str) -> list[SourceRecord]:
@@ -43,16 +93,17 @@ def sources_of(store: Store, digest: str) -> list[SourceRecord]:
     return sorted(records, key=lambda r: (r.source, r.path))
 
 
-def resolve(store: Store, path_or_hash: str) -> str:
-    """The digest named by a hash, or by a registered path (exact, or a unique path suffix)."""
+def resolve(store: Store, path_or_hash: str, entries: list[CatalogEntry] | None = None) -> str:
+    """The digest named by a hash, or by a registered path (exact, or a unique path suffix)
+    among ``entries`` (default: the whole catalogue)."""
     try:
         return keys.check_hash(path_or_hash)
     except ValueError:
         pass
     matches = {
-        entry.record.digest
-        for entry in catalog(store)
-        if entry.record.path == path_or_hash or entry.record.path.endswith("/" + path_or_hash)
+        entry.digest
+        for entry in (catalog(store) if entries is None else entries)
+        if entry.path == path_or_hash or entry.path.endswith("/" + path_or_hash)
     }
     if not matches:
         raise BucketdigestError(f"{path_or_hash}: no registered file has this path")

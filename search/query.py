@@ -17,19 +17,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bucketdigest.search.index import (
-    CHUNKS,
-    DOCUMENTS,
-    REBUILD_HINT,
-    check_metadata,
-    lance_environment,
-)
-from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.snippet import Snippet, make_snippet
-from bucketdigest.shared import keys
-from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.search.tables import open_tables, sql_quoted
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, shared_embedder
-from bucketdigest.shared.errors import IndexDamaged, IndexNotFound, InvalidQuery
+from bucketdigest.shared.errors import InvalidQuery
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 1000
@@ -117,10 +109,6 @@ class Hit:
         }
 
 
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _literal(glob: str) -> str:
     """The longest run of a glob without wildcards, to narrow a LIKE before the exact match."""
     parts = re.split(r"[*?\[\]]+", glob)
@@ -130,12 +118,12 @@ def _literal(glob: str) -> str:
 def _where(request: SearchRequest) -> str | None:
     clauses = []
     if request.file_type:
-        clauses.append(f"file_type = {_quoted(request.file_type)}")
+        clauses.append(f"file_type = {sql_quoted(request.file_type)}")
     if request.tag:
-        clauses.append(f"array_has(tags, {_quoted(request.tag)})")
+        clauses.append(f"array_has(tags, {sql_quoted(request.tag)})")
     for text in (request.source, request.path and _literal(request.path)):
         if text:
-            clauses.append(f"locations LIKE {_quoted('%' + text + '%')}")
+            clauses.append(f"locations LIKE {sql_quoted('%' + text + '%')}")
     return " AND ".join(clauses) or None
 
 
@@ -166,33 +154,6 @@ def _full_text(query: str) -> Any:
     return MatchQuery(query.replace('"', " "), "text")
 
 
-def _dataset(location: IndexLocation, name: str) -> Any:
-    import lance
-
-    return lance.dataset(f"{location.uri}/{name}.lance", storage_options=location.storage_options)
-
-
-def _open_tables(settings: StoreSettings) -> tuple[Any, Any]:
-    """Both tables, checked; IndexNotFound when the bucket has no index, IndexDamaged when
-    it has one that cannot be read."""
-    lance_environment()
-    location = index_location(settings)
-    try:
-        tables = (_dataset(location, CHUNKS), _dataset(location, DOCUMENTS))
-    except (ValueError, OSError) as exc:
-        store = open_store(settings, self_test=False)
-        if not any(True for _ in store.list(keys.index_table_prefix(CHUNKS), limit=1)):
-            raise IndexNotFound(
-                f"no search index at {location.uri} yet: run `bucketdigest index`"
-            ) from exc
-        raise IndexDamaged(
-            f"the index at {location.uri} cannot be read ({exc}): {REBUILD_HINT}"
-        ) from exc
-    for name, table in zip((CHUNKS, DOCUMENTS), tables, strict=True):
-        check_metadata(table.schema.metadata, name)
-    return tables
-
-
 class Searcher:
     """Answers search requests on one index; the embedding model loads on first use."""
 
@@ -203,7 +164,7 @@ class Searcher:
 
     @classmethod
     def open(cls, settings: StoreSettings) -> Searcher:
-        return cls(*_open_tables(settings))
+        return cls(*open_tables(settings))
 
     def _vector(self, query: str) -> Any:
         embedder = self._embedder or shared_embedder()

@@ -43,6 +43,12 @@ INDEX_WRITER_KEY = "index/writer.json"
 REGISTRY_PREFIX = "registry/"
 """Everything under ``registry/``: where documents came from, and ingest runs."""
 
+MONITOR_PREFIX = "monitor/"
+"""The monitor's own state."""
+
+SWEEP_CURSOR_KEY = f"{MONITOR_PREFIX}sweep.json"
+"""Where the monitor's consistency sweep goes on from: the last digest it covered."""
+
 WORK_REQUEST_NAME = "digests.json"
 _CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
 
@@ -191,3 +197,9 @@ def parse_work_digest(key: str) -> str:
 def index_table_prefix(table: str) -> str:
     """The folder of one LanceDB table: ``index/<table>.lance/``."""
     return f"{INDEX_PREFIX}{table}.lance/"
+
+
+def past_digest(prefix: str, digest: str) -> str:
+    """A ``start_after`` for listing ``prefix`` that skips every key of ``digest`` and of the
+    digests before it (``~`` sorts after every character our keys use past a digest)."""
+    return f"{prefix}{check_hash(digest)}~"

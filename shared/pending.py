@@ -13,10 +13,6 @@ def has_pending_work(store: Store, digest: str) -> bool:
     return any(True for _ in store.list(keys.work_prefix(digest), limit=1))
 
 
-def digests_with_pending_work(store: Store) -> set[str]:
-    return {keys.parse_work_digest(info.key) for info in store.list(keys.WORK_PREFIX)}
-
-
 def is_finished(store: Store, digest: str) -> bool:
     """A result exists and nothing waits under ``work/<hash>/``."""
     return store.head(keys.out_key(digest)) is not None and not has_pending_work(store, digest)

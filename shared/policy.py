@@ -77,8 +77,8 @@ GRANTS: dict[Role, Grant] = {
     # requeues, dead-letters, retries and reprocesses; the consistency sweep
     Role.MONITOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
-              keys.REGISTRY_PREFIX, keys.SELFTEST_PREFIX),
-        write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
+              keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX),
+        write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
     ),
     # status, ls, get, search, serve

@@ -231,3 +231,12 @@ class IndexerLease(_JsonRecord):
     since: datetime
     until: datetime
     last_report: str = ""
+
+
+@dataclass(frozen=True)
+class SweepCursor(_JsonRecord):
+    """``monitor/sweep.json``: the consistency sweep has covered the hash space up to
+    ``after`` (empty: the next sweep starts from the beginning)."""
+
+    after: str
+    swept_at: datetime

@@ -11,6 +11,7 @@ from bucketdigest.monitor.repair import reconcile, retry_failed
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
+from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
@@ -69,3 +70,31 @@ def test_reconcile_enqueues_orphaned_sources_and_removes_markers_of_finished_one
     assert store.head(keys.queue_key(QueueState.FAILED, dead)) is not None
     assert report.scratch_removed == [scratch]
     assert reconcile(store).enqueued == []
+
+
+def test_the_consistency_sweep_walks_a_big_bucket_a_bounded_batch_at_a_time(
+    tmp_path: Path,
+) -> None:
+    store = CountingStore(LocalStore(tmp_path / "b"))
+    digests = sorted(f"{n:02x}" * 32 for n in range(0, 250, 10))  # 25 sources, none queued
+    for digest in digests:
+        store.inner.put(keys.raw_key(digest, "pdf"), b"%PDF-")
+    finished = digests[3]
+    store.inner.put(keys.out_key(finished), b"zip")
+    store.inner.put(keys.queue_key(QueueState.TODO, finished), b"{}")
+
+    walked = []
+    for _ in range(3):
+        store.requests.clear()
+        report = reconcile(store, batch=10)
+        walked.append(report)
+        # one page per prefix whatever the bucket holds, and a registry look-up per repair
+        assert store.requests["LIST"] <= 7 + len(report.enqueued)
+    assert [len(r.enqueued) for r in walked] == [9, 10, 5]
+    assert sorted(d for r in walked for d in r.enqueued) == [d for d in digests if d != finished]
+    assert walked[0].cleaned == [keys.queue_key(QueueState.TODO, finished)]
+    assert (walked[0].after, walked[0].until) == ("", digests[9])
+    assert (walked[1].after, walked[1].until) == (digests[9], digests[19])
+    assert walked[2].after == digests[19]
+    again = reconcile(store, batch=10)  # the walk wrapped round: back to the start
+    assert again.after == "" and again.enqueued == []

@@ -1,0 +1,37 @@
+"""The catalogue of ingested files at any scale: the search index answers for the documents
+it holds, the registry for the rest; without a usable index, the registry alone."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from bucketdigest.monitor.catalog import CatalogEntry, catalog, fetch_result, resolve
+from bucketdigest.search.catalog import indexed_locations
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import SearchIndexError
+
+log = logging.getLogger(__name__)
+
+
+def list_files(settings: StoreSettings, source: str | None = None) -> list[CatalogEntry]:
+    """Every ingested (source, path) with its document and state (``bucketdigest ls``)."""
+    store = open_store(settings, self_test=False)
+    try:
+        indexed = indexed_locations(settings, source)
+    except SearchIndexError as exc:
+        log.info("listing from the registry alone: %s", exc)
+        indexed = None
+    return catalog(store, source, indexed)
+
+
+def get_result(settings: StoreSettings, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
+    """Find a document by hash or ingested path and unpack its result into ``dest``; returns
+    its digest and the members written (``bucketdigest get``)."""
+    store = open_store(settings, self_test=False)
+    try:
+        digest = keys.check_hash(path_or_hash)
+    except ValueError:
+        digest = resolve(store, path_or_hash, list_files(settings))
+    return digest, fetch_result(store, digest, dest)
