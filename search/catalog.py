@@ -3,7 +3,7 @@ instead of one registry GET per file (``bucketdigest ls`` at a million documents
 
 from __future__ import annotations
 
-from bucketdigest.search.tables import open_tables, sql_quoted
+from bucketdigest.search.tables import open_tables
 from bucketdigest.shared.config import StoreSettings
 
 Locations = dict[str, list[tuple[str, str]]]
@@ -12,12 +12,10 @@ Locations = dict[str, list[tuple[str, str]]]
 
 def indexed_locations(settings: StoreSettings, source: str | None = None) -> Locations:
     """Every indexed document's (source, path) pairs, only those whose source contains
-    ``source`` when given. Raises SearchIndexError (IndexNotFound: no index yet)."""
+    ``source`` when given (a document with none of them maps to an empty list, so that it
+    is still known as indexed). Raises SearchIndexError (IndexNotFound: no index yet)."""
     _, documents = open_tables(settings)
-    where = None
-    if source:
-        where = f"locations LIKE {sql_quoted('%' + source + '%')}"
-    table = documents.to_table(columns=["digest", "locations"], filter=where)
+    table = documents.to_table(columns=["digest", "locations"])
     found: Locations = {}
     for digest, text in zip(
         table.column("digest").to_pylist(), table.column("locations").to_pylist(), strict=True

@@ -32,6 +32,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Ingest hashing",
         "Search",
         "Serving",
+        "A million documents",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

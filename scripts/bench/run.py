@@ -17,12 +17,22 @@ import claims
 import hashing
 import realworld
 import requests_per_doc
+import scale
 import searching
 import serving
 import throughput
 from common import ROOT, machine
 
-SECTIONS = ("realworld", "throughput", "requests", "claims", "hashing", "search", "serve")
+SECTIONS = (
+    "realworld",
+    "throughput",
+    "requests",
+    "claims",
+    "hashing",
+    "search",
+    "serve",
+    "scale",
+)
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
 
@@ -68,6 +78,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Search", searching.run(args.quick))
     if "serve" in wanted:
         add("Serving: the HTTP API and the web pages", serving.run(args.quick))
+    if "scale" in wanted:
+        add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
     return out
 
 
