@@ -5,20 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-command -v git >/dev/null 2>&1 || need_apt+=(git)
-command -v git-lfs >/dev/null 2>&1 || need_apt+=(git-lfs)
-command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
-command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
-command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+while read -r command package _; do
+  case "$command" in ''|'#'*) continue ;; esac
+  command -v "$command" >/dev/null 2>&1 || need_apt+=("$package")
+done < scripts/system-packages.txt
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need_apt[*]} with apt-get" >&2
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
   else
-    echo "warning: please install ${need_apt[*]} (Git LFS sources; OCR of scanned pages;" \
-      "the browser test of bucketdigest serve)" >&2
+    echo "warning: please install ${need_apt[*]} (what needs each: scripts/system-packages.txt)" >&2
   fi
 fi
 
@@ -31,7 +28,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip 'setuptools>=77' wheel
   # A CPU build of torch first (from this machine's disk where it lies there): a bare `torch`
   # requirement from sentence-transformers would otherwise pull a multi-GB CUDA build.
-  .venv/bin/python -m pip install -q --disable-pip-version-check 'torch==2.13.0'
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/torch-cpu.txt
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
   touch "$stamp"
 fi
