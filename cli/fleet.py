@@ -23,14 +23,20 @@ from bucketdigest.shared.policy import ROLE_OF_COMMAND, Role, iam_policy
     required=True,
     help="s3://bucket/prefix the policy is confined to (one prefix per tenant).",
 )
-def policy(role: str, bucket: str) -> None:
+@click.option(
+    "--delete-source-when-done",
+    "cleanup",
+    is_flag=True,
+    help="Workers run in cleanup mode: let them delete store/raw/ objects too.",
+)
+def policy(role: str, bucket: str, cleanup: bool) -> None:
     """Print the IAM policy (JSON) that lets ROLE do its work under one bucket prefix and
     nothing else. Commands by role: see docs/protocol.md.
 
     Example: bucketdigest policy --role worker --bucket s3://my-bucket/digest
     """
     try:
-        document = iam_policy(Role(role), bucket)
+        document = iam_policy(Role(role), bucket, cleanup=cleanup)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--bucket") from exc
     click.echo(json.dumps(document, indent=2))

@@ -18,12 +18,12 @@ from bucketdigest.cli.options import (
     worker_options,
     workers_option,
 )
-from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
+from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import run_monitor
-from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.local import run_local
+from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared import keys
@@ -32,7 +32,6 @@ from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.pool import run_workers
 from bucketdigest.worker.reprocess import done_digests
-from bucketdigest.worker.reprocess import reprocess as run_reprocess
 
 
 @cli.command()
@@ -70,6 +69,13 @@ def ingest(
     help="Exit after this many jobs (per process).",
 )
 @click.option("--exit-when-idle", is_flag=True, help="Exit when no job is left to claim.")
+@click.option(
+    "--delete-source-when-done",
+    is_flag=True,
+    envvar="BUCKETDIGEST_DELETE_SOURCE_WHEN_DONE",
+    help="Delete store/raw/<hash> once its result is written (retry and reprocess fetch it "
+    "again from its folder or repository).",
+)
 @metrics_port_option
 @library_errors
 def work(
@@ -78,6 +84,7 @@ def work(
     worker: WorkerSettings,
     max_jobs: int | None,
     exit_when_idle: bool,
+    delete_source_when_done: bool,
     metrics_port: int | None,
 ) -> None:
     """Claim and convert queued documents until stopped.
@@ -85,7 +92,11 @@ def work(
     Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
     """
     settings = replace(
-        worker, max_jobs=max_jobs, exit_when_idle=exit_when_idle, metrics_port=metrics_port
+        worker,
+        max_jobs=max_jobs,
+        exit_when_idle=exit_when_idle,
+        delete_source_when_done=delete_source_when_done,
+        metrics_port=metrics_port,
     )
     duty = MonitorDuty(
         MonitorSettings(max_attempts=settings.max_attempts),
@@ -195,12 +206,18 @@ def retry(digests: tuple[str, ...], store: StoreSettings, all_failed: bool) -> N
     if bool(digests) == all_failed:
         raise click.UsageError("give HASH... or --all-failed (not both)")
     try:
-        requeued = retry_failed(open_store(store), None if all_failed else list(digests))
+        requeued, cannot = retry_documents(
+            open_store(store), None if all_failed else list(digests), default_cache_dir()
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     click.echo(f"requeued {len(requeued)} document(s)")
     for digest in requeued:
         click.echo(digest)
+    for digest, reason in cannot.items():
+        click.echo(f"{digest}  cannot run again: {reason}")
+    if cannot:
+        sys.exit(1)
 
 
 @cli.command()
@@ -237,8 +254,12 @@ def reprocess(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     target = open_store(store)
-    report = run_reprocess(
-        target, done_digests(target) if all_done else chosen, digester_name, outdated
+    report = reprocess_documents(
+        target,
+        done_digests(target) if all_done else chosen,
+        digester_name,
+        outdated,
+        default_cache_dir(),
     )
     click.echo(f"requeued {len(report.requeued)} document(s), skipped {len(report.skipped)}")
     for digest, names in report.requeued.items():

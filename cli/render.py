@@ -122,8 +122,8 @@ class RunProgress:
 def ingest_summary(console: Console, run: IngestRun) -> None:
     console.print(
         f"ingest {run.run_id}: discovered {run.discovered}, already done {run.already_done}, "
-        f"uploaded {run.uploaded}, queued {run.queued}, errors {len(run.errors)} "
-        f"({run.store_requests} store requests)"
+        f"uploaded {run.uploaded}, queued {run.queued}, removed since last time "
+        f"{len(run.removed)}, errors {len(run.errors)} ({run.store_requests} store requests)"
     )
     for error in run.errors:
         console.print(f"[red]error[/red] {error.path}: {error.reason}")

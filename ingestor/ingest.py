@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,13 +16,14 @@ from pathlib import Path
 
 from bucketdigest.ingestor.git import GitSource, is_git_url, is_local_repository
 from bucketdigest.ingestor.known import KnownObjects
+from bucketdigest.ingestor.manifest import update_manifest
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import FileError, IngestRun, SourceRecord, Ticket
+from bucketdigest.shared.records import FileError, IngestRun, RemovedPath, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 
@@ -119,10 +119,6 @@ def ingest_sources(
         specs, settings.file_filter, ref=settings.ref, cache_dir=settings.cache_dir
     )
     return Ingestor(store, on_file=on_file).ingest(sources, errors)
-
-
-def new_run_id(store: Store) -> str:
-    return f"{store.now().strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
 
 
 class Ingestor:
@@ -221,17 +217,21 @@ class Ingestor:
         source_list = list(sources)
         failures = list(errors)
         found: list[tuple[Source, Candidate]] = []
-        unusable = 0
+        # per source listed completely, the paths it has that could not be taken
+        unreadable: dict[str, set[str]] = {}
         for source in source_list:
+            skipped: set[str] = set()
             try:
                 for item in source.candidates():
                     if isinstance(item, FileError):
                         failures.append(item)
-                        unusable += 1
+                        skipped.add(item.path)
                     else:
                         found.append((source, item))
             except (OSError, BucketdigestError) as exc:
                 failures.append(FileError(path=source.name, reason=str(exc)))
+            else:
+                unreadable[source.name] = skipped
         known = KnownObjects(self.store, len(found))
         tally = _Tally()
         files: list[IngestedFile] = []
@@ -242,11 +242,16 @@ class Ingestor:
             except (OSError, BucketdigestError) as exc:
                 log.error("%s: %s: %s", source.name, candidate.relative, exc)
                 failures.append(FileError(path=candidate.relative, reason=str(exc)))
+                unreadable.get(source.name, set()).add(candidate.relative)
                 continue
             files.append(IngestedFile(source.name, candidate.relative, digest, state, queued))
             if self.on_file is not None:
                 self.on_file(files[-1])
-        run_id = new_run_id(self.store)
+        run_id = keys.new_run_id(self.store.now())
+        removed: list[RemovedPath] = []
+        for name, skipped in unreadable.items():
+            present = {f.path: f.digest for f in files if f.source == name}
+            removed += update_manifest(self.store, name, present, skipped, run_id, started)
         record = IngestRun(
             run_id=run_id,
             sources=tuple(s.name for s in source_list),
@@ -263,6 +268,7 @@ class Ingestor:
             queued=tally.queued,
             bytes_uploaded=tally.bytes_uploaded,
             bytes_downloaded=tally.bytes_downloaded,
+            removed=tuple(removed),
         )
         self.store.put(keys.run_key(run_id), record.to_json())
         return IngestReport(run=record, files=files)

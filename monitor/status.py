@@ -119,7 +119,14 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
                     failed_at=failure.failed_at.isoformat(),
                 )
             )
-    run_keys = sorted((i.key for i in store.list(keys.REGISTRY_RUNS_PREFIX)), reverse=True)
+    run_keys = sorted(
+        (
+            info.key
+            for info in store.list(keys.REGISTRY_RUNS_PREFIX)
+            if keys.run_kind(info.key) is keys.RunKind.INGEST
+        ),
+        reverse=True,
+    )
     for key in run_keys[:runs]:
         status.runs.append(IngestRun.from_json(store.get(key).data))
     return status

@@ -26,12 +26,17 @@ def list_files(settings: StoreSettings, source: str | None = None) -> list[Catal
     return catalog(store, source, indexed)
 
 
+def find_digest(settings: StoreSettings, path_or_hash: str) -> str:
+    """The document named by a hash, or by an ingested path (exact, or a unique suffix)."""
+    try:
+        return keys.check_hash(path_or_hash)
+    except ValueError:
+        store = open_store(settings, self_test=False)
+        return resolve(store, path_or_hash, list_files(settings))
+
+
 def get_result(settings: StoreSettings, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
     """Find a document by hash or ingested path and unpack its result into ``dest``; returns
     its digest and the members written (``bucketdigest get``)."""
-    store = open_store(settings, self_test=False)
-    try:
-        digest = keys.check_hash(path_or_hash)
-    except ValueError:
-        digest = resolve(store, path_or_hash, list_files(settings))
-    return digest, fetch_result(store, digest, dest)
+    digest = find_digest(settings, path_or_hash)
+    return digest, fetch_result(open_store(settings, self_test=False), digest, dest)

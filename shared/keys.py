@@ -6,7 +6,10 @@ A person reading ``aws s3 ls --recursive`` sees exactly these shapes.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
+from datetime import datetime
 from enum import StrEnum
 
 RAW_PREFIX = "store/raw/"
@@ -22,7 +25,12 @@ REGISTRY_DOCS_PREFIX = "registry/docs/"
 """Where each document came from: ``registry/docs/<sha256>/<path-id>.json``, one per source path."""
 
 REGISTRY_RUNS_PREFIX = "registry/runs/"
-"""One record per ingest run: ``registry/runs/<run-id>.json``."""
+"""One record per ingest run, ``registry/runs/<run-id>.json``, and per purge,
+``registry/runs/<run-id>.purge.json``."""
+
+REGISTRY_SOURCES_PREFIX = "registry/sources/"
+"""One manifest per source, ``registry/sources/<source-id>.json``: every path it held at its
+latest ingest, and the paths that have disappeared since (when, and in which run)."""
 
 SELFTEST_PREFIX = "selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
@@ -147,10 +155,35 @@ def parse_registry_doc_key(key: str) -> tuple[str, str]:
     return check_hash(digest), name
 
 
-def run_key(run_id: str) -> str:
-    if not _RUN_ID.fullmatch(run_id):
+class RunKind(StrEnum):
+    """What a run record under ``registry/runs/`` is about."""
+
+    INGEST = "ingest"
+    PURGE = "purge"
+
+
+def run_key(run_id: str, kind: RunKind = RunKind.INGEST) -> str:
+    if not _RUN_ID.fullmatch(run_id) or run_id.endswith(f".{RunKind.PURGE}"):
         raise ValueError(f"not a run id: {run_id!r}")
-    return f"{REGISTRY_RUNS_PREFIX}{run_id}.json"
+    suffix = "" if kind is RunKind.INGEST else f".{kind}"
+    return f"{REGISTRY_RUNS_PREFIX}{run_id}{suffix}.json"
+
+
+def new_run_id(now: datetime) -> str:
+    """``20261126T101500Z-3fa2c1``: sortable by time, unique enough across machines."""
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+
+
+def run_kind(key: str) -> RunKind:
+    """Which kind of run the record at ``key`` (under ``registry/runs/``) describes."""
+    stem = key.removeprefix(REGISTRY_RUNS_PREFIX).removesuffix(".json")
+    return RunKind.PURGE if stem.endswith(f".{RunKind.PURGE}") else RunKind.INGEST
+
+
+def source_manifest_key(source: str) -> str:
+    """The manifest of the source named ``source`` (a folder path or a repository URL)."""
+    source_id = hashlib.sha256(source.encode()).hexdigest()[:32]
+    return f"{REGISTRY_SOURCES_PREFIX}{source_id}.json"
 
 
 def selftest_key(token: str) -> str:

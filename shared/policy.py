@@ -8,7 +8,7 @@ side. A LIST is granted on the bucket with an ``s3:prefix`` condition, as S3 req
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -99,6 +99,8 @@ ROLE_OF_COMMAND: dict[str, Role] = {
     "search": Role.READER,
     "serve": Role.READER,
     "run": Role.ADMIN,
+    "purge": Role.ADMIN,
+    "rm": Role.ADMIN,
 }
 """The role whose credentials each command needs (``serve`` with writes on needs monitor's)."""
 
@@ -116,10 +118,13 @@ def _resources(bucket: str, prefix: str, key_prefixes: tuple[str, ...]) -> list[
     return [f"arn:aws:s3:::{bucket}/{prefix}{key}*" for key in key_prefixes]
 
 
-def iam_policy(role: Role, bucket_url: str) -> dict[str, Any]:
-    """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more."""
+def iam_policy(role: Role, bucket_url: str, *, cleanup: bool = False) -> dict[str, Any]:
+    """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more;
+    with ``cleanup``, a worker may also delete sources (``--delete-source-when-done``)."""
     bucket, prefix = split_bucket_url(bucket_url)
     grant = GRANTS[role]
+    if cleanup and role is Role.WORKER:
+        grant = replace(grant, delete=(*grant.delete, keys.RAW_PREFIX))
     listing: dict[str, Any] = {
         "Sid": "ListTheTenantPrefix",
         "Effect": "Allow",

@@ -188,6 +188,28 @@ def claim(store: Store, digest: str, worker_id: str, lease_seconds: float) -> Cl
     return ClaimResult(Job(claim=held, etag=etag))
 
 
+def hold(store: Store, ticket: Ticket, holder: str, seconds: float) -> Job | None:
+    """→ processing without a todo marker, for an operation on the whole document (a purge):
+    the claim's conditional create, so no worker takes the document meanwhile and no ingest
+    queues it (it sees it processing). None when it is processing already."""
+    now = store.now()
+    held = Claim(
+        ticket=ticket,
+        worker_id=holder,
+        token=secrets.token_hex(16),
+        claimed_at=now,
+        heartbeat_at=now,
+        lease_until=now + timedelta(seconds=seconds),
+    )
+    etag = store.put_if_absent(keys.queue_key(QueueState.PROCESSING, ticket.digest), held.to_json())
+    return None if etag is None else Job(claim=held, etag=etag)
+
+
+def release(store: Store, digest: str, etag: str) -> bool:
+    """processing → (whatever the holder left): drop a hold if it is still version ``etag``."""
+    return _drop_claim(store, digest, etag)
+
+
 def renew(store: Store, claim_now: Claim, etag: str) -> str | None:
     """processing ⟲: rewrite the claim if it is still version ``etag``; the new ETag, or None
     when someone else has acted on the job (the lease is lost)."""

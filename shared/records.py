@@ -199,6 +199,38 @@ class FileError(_JsonRecord):
 
 
 @dataclass(frozen=True)
+class ManifestPath(_JsonRecord):
+    """A path a source holds, and the document it holds there."""
+
+    path: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class RemovedPath(_JsonRecord):
+    """A path that held ``digest`` and was gone at the ingest run ``run_id``."""
+
+    path: str
+    digest: str
+    run_id: str
+    removed_at: datetime
+
+
+@dataclass(frozen=True)
+class SourceManifest(_JsonRecord):
+    """``registry/sources/<id>.json``: what a source held at its latest ingest (``paths``)
+    and what has disappeared from it since (``removed``; a path that comes back leaves it)."""
+
+    source: str
+    run_id: str
+    updated_at: datetime
+    paths: tuple[ManifestPath, ...] = ()
+    removed: tuple[RemovedPath, ...] = ()
+    superseded: tuple[RemovedPath, ...] = ()
+    """Earlier documents of paths that now hold other content (older revisions)."""
+
+
+@dataclass(frozen=True)
 class IngestRun(_JsonRecord):
     """What one ingest run did, kept at ``registry/runs/<run-id>.json``."""
 
@@ -217,6 +249,32 @@ class IngestRun(_JsonRecord):
     bytes_uploaded: int = 0
     bytes_downloaded: int = 0
     """Content fetched from remote sources (Git LFS)."""
+    store_requests: int = 0
+    removed: tuple[RemovedPath, ...] = ()
+    """Paths gone from their source since its previous ingest."""
+
+
+@dataclass(frozen=True)
+class PurgeSkip(_JsonRecord):
+    """A document a purge left in place, and why."""
+
+    digest: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PurgeRun(_JsonRecord):
+    """``registry/runs/<run-id>.purge.json``: what one purge (or ``rm``) removed."""
+
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    rule: str
+    """What was asked: removed paths (with the grace period), superseded revisions, or rm."""
+    dry_run: bool = False
+    purged: tuple[str, ...] = ()
+    kept: tuple[PurgeSkip, ...] = ()
+    objects_deleted: int = 0
     store_requests: int = 0
 
 

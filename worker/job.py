@@ -67,6 +67,8 @@ class JobContext:
     shutdown_reason: Callable[[], str | None]
     checkpoint_after: float = 20.0
     """Write a checkpoint once the unsaved digesters' work took this many seconds."""
+    delete_source: bool = False
+    """Delete ``store/raw/<hash>`` once the result is written (``--delete-source-when-done``)."""
     on_digester: Callable[[str, float], None] = lambda name, seconds: None
     """Told each digester's name and seconds once it ends, however it ended (for metrics)."""
 
@@ -284,7 +286,9 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
             return _fail(job, lease, ctx, progress, exc, exc.detail or traceback.format_exc())
         except Exception as exc:
             return _fail(job, lease, ctx, progress, exc, traceback.format_exc())
-        lease.end(finish)
+        finished = lease.end(finish)
+    if finished and ctx.delete_source:  # the result is written and the job is ours alone
+        ctx.store.delete(keys.raw_key(ticket.digest, ticket.ext))
     return JobResult(
         ticket.digest, name, Outcome.DONE, pages=pages, seconds=time.perf_counter() - started
     )

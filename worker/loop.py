@@ -43,6 +43,8 @@ class WorkerSettings:
     """Save a job's progress once the digesters since the last save took this many seconds."""
     digest: DigestSettings = field(default_factory=DigestSettings)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    delete_source_when_done: bool = False
+    """Delete each document's source once its result is written (storage costs)."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port (see ``worker/metrics.py``)."""
 
@@ -131,6 +133,7 @@ class Worker:
             shutdown_reason=self._shutdown_reason,
             checkpoint_after=self.settings.checkpoint_after,
             on_digester=self.metrics.digester_ran,
+            delete_source=self.settings.delete_source_when_done,
         )
         if self.settings.metrics_port is not None:
             self.metrics.serve(self.settings.metrics_port)
