@@ -14,6 +14,7 @@ from bucketdigest.cli.options import (
     ingest_options,
     max_attempts_option,
     metrics_port_option,
+    priority_option,
     store_options,
     worker_options,
     workers_option,
@@ -21,6 +22,7 @@ from bucketdigest.cli.options import (
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import run_monitor
+from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
@@ -28,6 +30,7 @@ from bucketdigest.runner.wiring import MonitorDuty, OpenStore
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.keys import Priority
 from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.pool import run_workers
@@ -266,3 +269,25 @@ def reprocess(
         click.echo(f"{digest}  {', '.join(names)}")
     for digest, reason in report.skipped.items():
         click.echo(f"{digest}  skipped: {reason}")
+
+
+@cli.command()
+@click.argument("digests", nargs=-1, required=True)
+@store_options
+@priority_option
+@library_errors
+def prioritize(digests: tuple[str, ...], store: StoreSettings, priority: str) -> None:
+    """Move queued documents to another lane (high, normal, low).
+
+    Example: bucketdigest prioritize 2d6c4766...db64 --priority high
+    """
+    try:
+        chosen = [keys.check_hash(d) for d in digests]
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    moved, absent = prioritize_documents(open_store(store), chosen, Priority(priority))
+    click.echo(f"{len(moved)} document(s) now {priority}")
+    for digest in absent:
+        click.echo(f"{digest}  not waiting in the queue")
+    if absent:
+        sys.exit(1)

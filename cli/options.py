@@ -15,6 +15,7 @@ from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.filetypes import expand_extensions
+from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
 from bucketdigest.worker.digester import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
@@ -58,6 +59,15 @@ metrics_port_option = click.option(
     default=None,
     envvar="BUCKETDIGEST_METRICS_PORT",
     help="Serve Prometheus metrics on this port (with --workers K, worker i on PORT+i-1).",
+)
+
+priority_option = click.option(
+    "--priority",
+    type=click.Choice([p.value for p in Priority]),
+    default=Priority.NORMAL.value,
+    show_default=True,
+    help="Queue lane: workers take high first, then normal, then low (a share of claims "
+    "goes to each lower lane, so none starves).",
 )
 
 workers_option = click.option(
@@ -110,7 +120,12 @@ store_options = option_group(
 
 
 def _ingest(
-    ext: str, include: tuple[str, ...], exclude: tuple[str, ...], ref: str, cache_dir: Path | None
+    ext: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    ref: str,
+    cache_dir: Path | None,
+    priority: str,
 ) -> IngestSettings:
     try:
         exts = expand_extensions(ext.split(","))
@@ -120,6 +135,7 @@ def _ingest(
         file_filter=FileFilter(exts=exts, include=include, exclude=exclude),
         ref=ref,
         cache_dir=cache_dir or default_cache_dir(),
+        priority=Priority(priority),
     )
 
 
@@ -148,6 +164,7 @@ ingest_options = option_group(
         help="Where Git sources are cloned (bare, no LFS content) and kept for later fetches "
         "[default: ~/.cache/bucketdigest/git].",
     ),
+    priority_option,
 )
 
 

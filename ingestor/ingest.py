@@ -21,7 +21,7 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import FileError, IngestRun, RemovedPath, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
@@ -106,6 +106,8 @@ class IngestSettings:
     """The Git ref to ingest (``HEAD``: the remote's default branch)."""
     cache_dir: Path = field(default_factory=default_cache_dir)
     """Where Git sources are cloned (bare, without LFS content) and kept for later fetches."""
+    priority: Priority = Priority.NORMAL
+    """The queue lane of the documents this run queues (or finds queued)."""
 
 
 def ingest_sources(
@@ -118,17 +120,22 @@ def ingest_sources(
     sources, errors = open_sources(
         specs, settings.file_filter, ref=settings.ref, cache_dir=settings.cache_dir
     )
-    return Ingestor(store, on_file=on_file).ingest(sources, errors)
+    return Ingestor(store, on_file=on_file, priority=settings.priority).ingest(sources, errors)
 
 
 class Ingestor:
     """Takes candidate files into one store; counts every request it makes."""
 
     def __init__(
-        self, store: Store, *, on_file: Callable[[IngestedFile], None] | None = None
+        self,
+        store: Store,
+        *,
+        on_file: Callable[[IngestedFile], None] | None = None,
+        priority: Priority = Priority.NORMAL,
     ) -> None:
         self.store = CountingStore(store)
         self.on_file = on_file
+        self.priority = priority
 
     def _upload(
         self, known: KnownObjects, digest: str, ext: str, size: int, path: Path, tally: _Tally
@@ -183,14 +190,21 @@ class Ingestor:
         state and whether this run queued it. A source this run just created cannot have a
         marker yet, so it skips the look-up."""
         state = None if fresh else known.queue_state(digest)
+        if state is QueueState.TODO and self.priority is not Priority.NORMAL:
+            queue.reprioritize(self.store, digest, self.priority)
         if state is not None:
             return DocState(state.value), False
         ticket = Ticket(
-            digest=digest, ext=ext, size=size, names=(name,), enqueued_at=self.store.now()
+            digest=digest,
+            ext=ext,
+            size=size,
+            names=(name,),
+            enqueued_at=self.store.now(),
+            priority=self.priority,
         )
         if not queue.enqueue(self.store, ticket):
             return DocState.TODO, False
-        known.note(keys.queue_key(QueueState.TODO, digest))
+        known.note(keys.queue_key(QueueState.TODO, digest, self.priority))
         tally.queued += 1
         return DocState.TODO, True
 

@@ -10,7 +10,7 @@ source that is already done then costs a handful of requests in all.
 from __future__ import annotations
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import LIST_PAGE
 
@@ -61,8 +61,11 @@ class KnownObjects:
 
     def queue_state(self, digest: str) -> QueueState | None:
         for state in QueueState:
-            if self._exists(keys.queue_key(state, digest), state.prefix):
-                return state
+            lanes = Priority if state is QueueState.TODO else (Priority.NORMAL,)
+            for lane in lanes:
+                folder = lane.prefix if state is QueueState.TODO else state.prefix
+                if self._exists(keys.queue_key(state, digest, lane), folder):
+                    return state
         return None
 
     def note(self, key: str) -> None:

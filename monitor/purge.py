@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 HOLD_SECONDS = 600.0
 _NOT_HELD = (QueueState.TODO, QueueState.FAILED)
+_TODO = (QueueState.TODO,)
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,14 @@ def _delete_document(store: Store, digest: str) -> int:
     doomed = [info.key for info in store.list(keys.registry_doc_prefix(digest))]
     doomed += [info.key for info in store.list(keys.raw_prefix(digest))]
     doomed += [info.key for info in store.list(keys.work_prefix(digest))]
-    singles = (keys.out_key(digest), *(keys.queue_key(s, digest) for s in _NOT_HELD))
+    singles = (keys.out_key(digest), *queue.marker_keys(digest, _NOT_HELD))
     doomed += [key for key in singles if store.head(key) is not None]
     store.delete_many(doomed)
     return len(doomed)
+
+
+def _queued(store: Store, digest: str) -> bool:
+    return any(store.head(key) is not None for key in queue.marker_keys(digest, _TODO))
 
 
 def purge_document(
@@ -122,14 +127,14 @@ def purge_document(
 ) -> tuple[int, str | None]:
     """Hold ``digest``, check (with ``check_sources``) that no path holds it, delete it,
     release. Returns (objects deleted, why it was kept: None when purged)."""
-    if store.head(keys.queue_key(QueueState.TODO, digest)) is not None:
+    if _queued(store, digest):
         return 0, "queued"
     ticket = Ticket(digest=digest, ext="", size=0, names=(), enqueued_at=store.now())
     hold = queue.hold(store, ticket, holder, HOLD_SECONDS)
     if hold is None:
         return 0, "being processed"
     try:
-        if store.head(keys.queue_key(QueueState.TODO, digest)) is not None:
+        if _queued(store, digest):
             return 0, "queued"
         if check_sources and (reason := _still_held(store, digest)) is not None:
             return 0, reason
@@ -157,7 +162,7 @@ def forget(store: Store, purged: set[str]) -> None:
 
 
 def _dry_reason(store: Store, digest: str) -> str | None:
-    if store.head(keys.queue_key(QueueState.TODO, digest)) is not None:
+    if _queued(store, digest):
         return "queued"
     if store.head(keys.queue_key(QueueState.PROCESSING, digest)) is not None:
         return "being processed"

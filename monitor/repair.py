@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import CorruptRecord, NotFound
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.records import SourceRecord, SweepCursor, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 
@@ -40,6 +40,14 @@ SWEEP_BATCH = 100_000
 results), whatever the bucket's size; the next sweep goes on from there."""
 
 _LAST_HASH = "f" * 64
+
+
+def prioritize(store: Store, digests: list[str], priority: Priority) -> tuple[list[str], list[str]]:
+    """Move waiting documents to ``priority``'s lane: (moved, not waiting)."""
+    moved, absent = [], []
+    for digest in digests:
+        (moved if queue.reprioritize(store, digest, priority) else absent).append(digest)
+    return moved, absent
 
 
 @dataclass

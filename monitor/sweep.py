@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import queue
+from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
-from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.records import Claim, Failure
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.tickets import rebuild_ticket
@@ -82,7 +82,7 @@ def _requeue_claim(
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)
         return
-    ticket = queue.with_attempt(
+    ticket = with_attempt(
         claim.ticket,
         claim,
         now,

@@ -143,7 +143,8 @@ def run_local(
     _settle(store, pending, outcome, names)
     while pending:
         sweep(store, monitor)
-        if not any(store.head(keys.queue_key(QueueState.TODO, d)) for d in pending):
+        todo = (QueueState.TODO,)
+        if not any(store.head(k) for d in pending for k in queue.marker_keys(d, todo)):
             time.sleep(min(5.0, settings.lease_seconds / 4))
         processes = launch()
         _drain(processes, results, outcome, on_result)

@@ -79,6 +79,24 @@ class QueueState(StrEnum):
         return f"{QUEUE_PREFIX}{self.value}/"
 
 
+class Priority(StrEnum):
+    """A todo marker's lane: ``queue/todo-high/``, ``queue/todo/`` or ``queue/todo-low/``."""
+
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+    @property
+    def prefix(self) -> str:
+        if self is Priority.NORMAL:
+            return QueueState.TODO.prefix
+        return f"{QUEUE_PREFIX}{QueueState.TODO.value}-{self.value}/"
+
+
+TODO_LANES_PREFIX = f"{QUEUE_PREFIX}{QueueState.TODO.value}"
+"""What every todo lane's keys start with (for grants)."""
+
+
 def check_hash(value: str) -> str:
     """Return ``value`` if it is a lowercase hex SHA-256, else raise ValueError."""
     if not _HASH.fullmatch(value):
@@ -123,15 +141,20 @@ def parse_out_key(key: str) -> str:
     return check_hash(key[len(OUT_PREFIX) : -len(".zip")])
 
 
-def queue_key(state: QueueState, digest: str) -> str:
-    return f"{state.prefix}{check_hash(digest)}"
+def queue_key(state: QueueState, digest: str, priority: Priority = Priority.NORMAL) -> str:
+    """The marker of ``digest`` in ``state`` (a todo marker in the lane of ``priority``)."""
+    folder = priority.prefix if state is QueueState.TODO else state.prefix
+    return f"{folder}{check_hash(digest)}"
 
 
 def parse_queue_key(key: str) -> tuple[QueueState, str]:
-    """``queue/<state>/<hash>`` → ``(state, hash)``."""
+    """``queue/<state>/<hash>`` (or ``queue/todo-<priority>/<hash>``) → ``(state, hash)``."""
     for state in QueueState:
         if key.startswith(state.prefix):
             return state, check_hash(key[len(state.prefix) :])
+    for priority in Priority:
+        if key.startswith(priority.prefix):
+            return QueueState.TODO, check_hash(key[len(priority.prefix) :])
     raise ValueError(f"not a queue key: {key!r}")
 
 

@@ -13,7 +13,6 @@ from enum import StrEnum
 from typing import Any
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.keys import QueueState
 
 
 class Role(StrEnum):
@@ -70,7 +69,7 @@ GRANTS: dict[Role, Grant] = {
     Role.INGESTOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.REGISTRY_PREFIX,
               keys.SELFTEST_PREFIX),
-        write=(keys.RAW_PREFIX, QueueState.TODO.prefix, keys.REGISTRY_PREFIX,
+        write=(keys.RAW_PREFIX, keys.TODO_LANES_PREFIX, keys.REGISTRY_PREFIX,
                keys.SELFTEST_PREFIX),
         delete=(keys.SELFTEST_PREFIX,),
     ),
@@ -93,6 +92,7 @@ ROLE_OF_COMMAND: dict[str, Role] = {
     "monitor": Role.MONITOR,
     "retry": Role.MONITOR,
     "reprocess": Role.MONITOR,
+    "prioritize": Role.MONITOR,
     "status": Role.READER,
     "ls": Role.READER,
     "get": Role.READER,

@@ -19,18 +19,20 @@ remove: markers left beside a finished result
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import CorruptRecord, NotFound
-from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Attempt, Claim, Failure, Ticket
-from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.keys import Priority, QueueState
+from bucketdigest.shared.records import Claim, Failure, Ticket
+from bucketdigest.shared.store import ObjectInfo, Store, StoredObject
 from bucketdigest.shared.tickets import rebuild_ticket
 
 log = logging.getLogger(__name__)
@@ -65,54 +67,39 @@ class ClaimResult:
     deferred: bool = False
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often a document is tried and how long it waits between attempts."""
-
-    max_attempts: int = 3
-    retry_delay: float = 30.0
-    """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
-
-    def gives_up(self, attempt: int, permanent: bool = False) -> bool:
-        """Whether a failure on ``attempt`` is final."""
-        return permanent or attempt >= self.max_attempts
-
-    def next_attempt(self, ticket: Ticket, now: datetime, backoff: bool = True) -> Ticket:
-        """The ticket of the following attempt, due after the backoff (or at once)."""
-        delay = timedelta(seconds=self.retry_delay * 2 ** (ticket.attempt - 1))
-        return replace(
-            ticket, attempt=ticket.attempt + 1, not_before=now + delay if backoff else None
-        )
-
-
-def with_attempt(
-    ticket: Ticket, claim: Claim, ended_at: datetime, outcome: str, error: str = ""
-) -> Ticket:
-    """``ticket`` with the attempt that ``claim`` made appended to its history."""
-    attempt = Attempt(
-        attempt=ticket.attempt,
-        worker_id=claim.worker_id,
-        claimed_at=claim.claimed_at,
-        ended_at=ended_at,
-        outcome=outcome,
-        error=error,
-    )
-    return replace(ticket, history=(*ticket.history, attempt))
-
-
 def markers(
-    store: Store, state: QueueState, start_after: str = "", limit: int | None = None
+    store: Store,
+    state: QueueState,
+    start_after: str = "",
+    limit: int | None = None,
+    priority: Priority | None = None,
 ) -> Iterator[tuple[str, ObjectInfo]]:
-    """``(digest, marker info)`` of the markers in one queue folder, in key order, from the
-    digest ``start_after`` on. Objects that are not markers are skipped with a warning."""
-    after = keys.queue_key(state, start_after) if start_after else ""
-    for info in store.list(state.prefix, after, limit):
+    """``(digest, marker info)`` of the markers in one queue state, in digest order, from the
+    digest ``start_after`` on: todo markers of every lane merged, or of ``priority``'s lane
+    alone. Objects that are not markers are skipped with a warning."""
+    if state is QueueState.TODO and priority is None:
+        lanes = [markers(store, state, start_after, limit, lane) for lane in Priority]
+        merged = heapq.merge(*lanes, key=lambda found: found[0])
+        yield from itertools.islice(merged, limit)
+        return
+    folder = (priority or Priority.NORMAL).prefix if state is QueueState.TODO else state.prefix
+    after = f"{folder}{keys.check_hash(start_after)}" if start_after else ""
+    for info in store.list(folder, after, limit):
         try:
             _, digest = keys.parse_queue_key(info.key)
         except ValueError:
             log.warning("ignoring a foreign object in the queue: %s", info.key)
             continue
         yield digest, info
+
+
+def marker_keys(digest: str, states: Iterable[QueueState] = tuple(QueueState)) -> list[str]:
+    """Every key a marker of ``digest`` in ``states`` may have (a todo marker in any lane)."""
+    found = []
+    for state in states:
+        lanes = Priority if state is QueueState.TODO else (Priority.NORMAL,)
+        found += [keys.queue_key(state, digest, lane) for lane in lanes]
+    return found
 
 
 def document_states(store: Store) -> dict[str, DocState]:
@@ -130,9 +117,19 @@ def state_of(store: Store, digest: str) -> DocState | None:
     """One document's state (a HEAD per place asked), or None if the bucket has no trace."""
     if store.head(keys.out_key(digest)) is not None:
         return DocState.DONE
-    for state in QueueState:
-        if store.head(keys.queue_key(state, digest)) is not None:
-            return DocState(state.value)
+    for key in marker_keys(digest):
+        if store.head(key) is not None:
+            return DocState(keys.parse_queue_key(key)[0].value)
+    return None
+
+
+def todo_marker(store: Store, digest: str) -> tuple[Priority, StoredObject] | None:
+    """``digest``'s todo marker and its lane (the highest, should there be several)."""
+    for lane in Priority:
+        try:
+            return lane, store.get(keys.queue_key(QueueState.TODO, digest, lane))
+        except NotFound:
+            continue
     return None
 
 
@@ -145,18 +142,36 @@ def read_failure(store: Store, digest: str) -> Failure | None:
 
 
 def enqueue(store: Store, ticket: Ticket) -> bool:
-    """→ todo. False when a todo marker exists already (the document is in line)."""
-    return (
-        store.put_if_absent(keys.queue_key(QueueState.TODO, ticket.digest), ticket.to_json())
-        is not None
-    )
+    """→ todo, in the lane of the ticket's priority. False when that lane has it already."""
+    key = keys.queue_key(QueueState.TODO, ticket.digest, ticket.priority)
+    return store.put_if_absent(key, ticket.to_json()) is not None
 
 
-def claim(store: Store, digest: str, worker_id: str, lease_seconds: float) -> ClaimResult:
-    """todo → processing: the conditional create of the processing marker decides who owns
-    the job; a lost race or a job not yet due gives no job. A damaged todo marker is rebuilt
-    from the stored source (and removed if there is none)."""
-    todo = keys.queue_key(QueueState.TODO, digest)
+def reprioritize(store: Store, digest: str, priority: Priority) -> bool:
+    """todo (one lane) → todo (another): the ticket is written to the new lane, then the old
+    marker deleted if it is still the version read. False when ``digest`` is not waiting."""
+    found = todo_marker(store, digest)
+    if found is None:
+        return False
+    lane, marker = found
+    if lane is not priority:
+        moved = replace(Ticket.from_json(marker.data), priority=priority)
+        store.put_if_absent(keys.queue_key(QueueState.TODO, digest, priority), moved.to_json())
+        store.delete(keys.queue_key(QueueState.TODO, digest, lane), if_match=marker.etag)
+    return True
+
+
+def claim(
+    store: Store,
+    digest: str,
+    worker_id: str,
+    lease_seconds: float,
+    priority: Priority = Priority.NORMAL,
+) -> ClaimResult:
+    """todo (in ``priority``'s lane) → processing: the conditional create of the processing
+    marker decides who owns the job; a lost race or a job not yet due gives no job. A damaged
+    todo marker is rebuilt from the stored source (and removed if there is none)."""
+    todo = keys.queue_key(QueueState.TODO, digest, priority)
     try:
         ticket = Ticket.from_json(store.get(todo).data)
     except NotFound:
@@ -263,8 +278,8 @@ def retry(store: Store, digest: str) -> bool:
 
 def remove(store: Store, digest: str, states: tuple[QueueState, ...] = tuple(QueueState)) -> None:
     """Delete ``digest``'s markers in ``states``: markers left beside a finished result."""
-    for state in states:
-        store.delete(keys.queue_key(state, digest))
+    for key in marker_keys(digest, states):
+        store.delete(key)
 
 
 def remove_damaged(store: Store, state: QueueState, digest: str, etag: str) -> bool:

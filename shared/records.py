@@ -15,6 +15,7 @@ from typing import Any, Self, Union, get_args, get_origin, get_type_hints
 
 from bucketdigest.shared.clock import format_time, parse_time
 from bucketdigest.shared.errors import CorruptRecord
+from bucketdigest.shared.keys import Priority
 
 SCHEMA_VERSION = 1
 
@@ -97,6 +98,7 @@ class Ticket(_JsonRecord):
     attempt: int = 1
     history: tuple[Attempt, ...] = ()
     not_before: datetime | None = None
+    priority: Priority = Priority.NORMAL
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,36 @@
-"""Choosing which job to claim: candidates are listed from a random point of the hash space
-(``StartAfter``), wrapping around to the start, so a claim costs one small LIST whatever the
-queue length and concurrent workers rarely contend for the same keys. The claim itself is
-:func:`bucketdigest.shared.queue.claim`.
+"""Choosing which job to claim: higher priorities first, yet no lane starves, and a claim
+costs a few small LISTs whatever the queue length.
+
+Each claim tries the todo lanes (``queue/todo-high/``, ``queue/todo/``, ``queue/todo-low/``)
+in an order drawn by lottery: mostly high, normal, low; one claim in ``NORMAL_FIRST`` starts
+with normal and one in ``LOW_FIRST`` with low, so a flood of higher-priority documents slows
+the others down but never stops them. Within a lane, candidates are listed from a random point
+of the hash space (``StartAfter``), wrapping around to the start, so concurrent workers rarely
+contend for the same keys; a lane found empty is not listed again for ``EMPTY_LANE_SECONDS``.
+The claim itself is :func:`bucketdigest.shared.queue.claim`.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections import deque
 
 from bucketdigest.shared import queue
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue import ClaimResult
 from bucketdigest.shared.store import Store
 
 CANDIDATES_PER_LIST = 16
+NORMAL_FIRST = 0.10
+LOW_FIRST = 0.05
+EMPTY_LANE_SECONDS = 5.0
 
 
 class Claimer:
-    """Claims jobs for one worker. A LIST yields up to ``CANDIDATES_PER_LIST`` candidates; the
-    ones not tried yet are tried first next time, so a long queue costs about one LIST per
-    sixteen claims."""
+    """Claims jobs for one worker. A LIST yields up to ``CANDIDATES_PER_LIST`` candidates of
+    a lane; the ones not tried yet are tried first next time, so a long queue costs about one
+    LIST per sixteen claims."""
 
     def __init__(
         self, store: Store, worker_id: str, lease_seconds: float, rng: random.Random | None = None
@@ -29,39 +39,76 @@ class Claimer:
         self.worker_id = worker_id
         self.lease_seconds = lease_seconds
         self.rng = rng or random.Random()
-        self._pending: deque[str] = deque()
+        self._pending: dict[Priority, deque[str]] = {lane: deque() for lane in Priority}
+        self._empty_until: dict[Priority, float] = dict.fromkeys(Priority, 0.0)
 
-    def _listing(self) -> list[str]:
-        """Up to ``CANDIDATES_PER_LIST`` digests from a random point of the hash space,
-        wrapping around to the start (a second LIST) only when the first comes back short."""
+    def _order(self) -> list[Priority]:
+        draw = self.rng.random()
+        if draw < LOW_FIRST:
+            return [Priority.LOW, Priority.HIGH, Priority.NORMAL]
+        if draw < LOW_FIRST + NORMAL_FIRST:
+            return [Priority.NORMAL, Priority.HIGH, Priority.LOW]
+        return [Priority.HIGH, Priority.NORMAL, Priority.LOW]
+
+    def _listing(self, lane: Priority) -> list[str]:
+        """Up to ``CANDIDATES_PER_LIST`` digests of ``lane`` from a random point of the hash
+        space, wrapping around to the start (a second LIST) only when the first comes back
+        short."""
         start = f"{self.rng.getrandbits(256):064x}"
         todo = QueueState.TODO
-        found = [d for d, _ in queue.markers(self.store, todo, start, CANDIDATES_PER_LIST)]
+        found = [d for d, _ in queue.markers(self.store, todo, start, CANDIDATES_PER_LIST, lane)]
         if len(found) < CANDIDATES_PER_LIST:
-            wrapped = queue.markers(self.store, todo, limit=CANDIDATES_PER_LIST - len(found))
+            wrapped = queue.markers(
+                self.store, todo, limit=CANDIDATES_PER_LIST - len(found), priority=lane
+            )
             found += [d for d, _ in wrapped if d <= start]
         return found
 
-    def _try(self, digest: str) -> ClaimResult:
-        return queue.claim(self.store, digest, self.worker_id, self.lease_seconds)
+    def _try(self, digest: str, lane: Priority) -> ClaimResult:
+        return queue.claim(self.store, digest, self.worker_id, self.lease_seconds, lane)
 
-    def next(self) -> ClaimResult:
-        """Claim one job, or report that none is claimable (and whether some are waiting)."""
-        while self._pending:
-            result = self._try(self._pending.popleft())
+    def _next_in(self, lane: Priority, trust_empty: bool) -> ClaimResult | None:
+        """A job from ``lane``, or none; None when skipped as recently found empty."""
+        pending = self._pending[lane]
+        while pending:
+            result = self._try(pending.popleft(), lane)
             if result.job is not None:
                 return result
+        if trust_empty and time.monotonic() < self._empty_until[lane]:
+            return None
+        candidates = deque(self._listing(lane))
+        if not candidates:
+            self._empty_until[lane] = time.monotonic() + EMPTY_LANE_SECONDS
         deferred = False
-        candidates = deque(self._listing())
         while candidates:
-            result = self._try(candidates.popleft())
+            result = self._try(candidates.popleft(), lane)
             if result.job is not None:
-                self._pending = candidates
+                self._pending[lane] = candidates
                 return result
             deferred = deferred or result.deferred
         return ClaimResult(None, deferred=deferred)
 
+    def next(self) -> ClaimResult:
+        """Claim one job, or report that none is claimable (and whether some are waiting).
+        Before reporting none, lanes skipped as recently empty are listed after all."""
+        deferred = False
+        skipped = []
+        for lane in self._order():
+            result = self._next_in(lane, trust_empty=True)
+            if result is None:
+                skipped.append(lane)
+                continue
+            if result.job is not None:
+                return result
+            deferred = deferred or result.deferred
+        for lane in skipped:
+            result = self._next_in(lane, trust_empty=False)
+            if result is not None and result.job is not None:
+                return result
+            deferred = deferred or bool(result and result.deferred)
+        return ClaimResult(None, deferred=deferred)
+
 
 def claim_next(store: Store, worker_id: str, lease_seconds: float) -> ClaimResult:
-    """Claim one job from ``queue/todo/`` (a one-off :class:`Claimer`)."""
+    """Claim one job from the todo lanes (a one-off :class:`Claimer`)."""
     return Claimer(store, worker_id, lease_seconds).next()

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import (
     ChainIncomplete,
@@ -34,7 +35,7 @@ from bucketdigest.shared.errors import (
 )
 from bucketdigest.shared.filetypes import FileKind, FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
-from bucketdigest.shared.queue import Job, RetryPolicy
+from bucketdigest.shared.queue import Job
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, OutputStatus
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
@@ -210,7 +211,7 @@ def _fail(
     name = ticket.names[0] if ticket.names else ticket.digest
     message = str(exc) or type(exc).__name__
     abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
-    ended = queue.with_attempt(ticket, job.claim, ctx.store.now(), "failed", message)
+    ended = with_attempt(ticket, job.claim, ctx.store.now(), "failed", message)
     if isinstance(exc, ChainIncomplete):
         retry = not exc.final
     else:

@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.logs import log_context
-from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.worker.claim import Claimer

@@ -18,9 +18,9 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
+from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.queue import RetryPolicy
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore

@@ -1,0 +1,44 @@
+"""Attempts: how often a document is tried, how long it waits between tries, and the history
+each try leaves on its ticket."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from bucketdigest.shared.records import Attempt, Claim, Ticket
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often a document is tried and how long it waits between attempts."""
+
+    max_attempts: int = 3
+    retry_delay: float = 30.0
+    """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
+
+    def gives_up(self, attempt: int, permanent: bool = False) -> bool:
+        """Whether a failure on ``attempt`` is final."""
+        return permanent or attempt >= self.max_attempts
+
+    def next_attempt(self, ticket: Ticket, now: datetime, backoff: bool = True) -> Ticket:
+        """The ticket of the following attempt, due after the backoff (or at once)."""
+        delay = timedelta(seconds=self.retry_delay * 2 ** (ticket.attempt - 1))
+        return replace(
+            ticket, attempt=ticket.attempt + 1, not_before=now + delay if backoff else None
+        )
+
+
+def with_attempt(
+    ticket: Ticket, claim: Claim, ended_at: datetime, outcome: str, error: str = ""
+) -> Ticket:
+    """``ticket`` with the attempt that ``claim`` made appended to its history."""
+    attempt = Attempt(
+        attempt=ticket.attempt,
+        worker_id=claim.worker_id,
+        claimed_at=claim.claimed_at,
+        ended_at=ended_at,
+        outcome=outcome,
+        error=error,
+    )
+    return replace(ticket, history=(*ticket.history, attempt))
