@@ -15,7 +15,7 @@ from moto import mock_aws
 from moto.s3.models import s3_backends
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.records import Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
@@ -26,50 +26,74 @@ from bucketdigest.worker.claim import Claimer
 CLAIMS = 30
 
 
-def _ticket(index: int) -> tuple[str, bytes]:
+MIX = {Priority.HIGH: 0.01, Priority.NORMAL: 0.89, Priority.LOW: 0.10}
+"""The mixed-priority row: lanes' shares of the queued documents."""
+
+
+def _ticket(index: int, priority: Priority = Priority.NORMAL) -> tuple[str, bytes]:
     digest = hashlib.sha256(b"%d" % index).hexdigest()
-    return digest, Ticket(digest, "pdf", 1, (f"doc-{index}.pdf",), datetime.now(UTC)).to_json()
+    ticket = Ticket(digest, "pdf", 1, (f"doc-{index}.pdf",), datetime.now(UTC), priority=priority)
+    return digest, ticket.to_json()
 
 
-def _fill_backend(bucket: str, count: int) -> None:
+def _lanes(count: int, mixed: bool) -> list[Priority]:
+    if not mixed:
+        return [Priority.NORMAL] * count
+    return [lane for lane, share in MIX.items() for _ in range(int(count * share))]
+
+
+def _fill_backend(bucket: str, count: int, mixed: bool = False) -> None:
     """Write markers straight into moto's backend (its HTTP API would take minutes for 100,000)."""
     backend = s3_backends["123456789012"]["global"]
-    for index in range(count):
-        digest, body = _ticket(index)
-        backend.put_object(bucket, "bench/" + keys.queue_key(QueueState.TODO, digest), body)
+    for index, lane in enumerate(_lanes(count, mixed)):
+        digest, body = _ticket(index, lane)
+        key = keys.queue_key(QueueState.TODO, digest, lane)
+        backend.put_object(bucket, "bench/" + key, body)
 
 
-def _fill_local(store: LocalStore, count: int) -> None:
-    folder = store.root / QueueState.TODO.prefix
-    folder.mkdir(parents=True, exist_ok=True)
-    for index in range(count):
-        digest, body = _ticket(index)
-        (folder / digest).write_bytes(body)
+def _fill_local(store: LocalStore, count: int, mixed: bool = False) -> None:
+    for index, lane in enumerate(_lanes(count, mixed)):
+        digest, body = _ticket(index, lane)
+        path = store.root / keys.queue_key(QueueState.TODO, digest, lane)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body)
 
 
-def _measure(store: Store, claims: int) -> tuple[float, float]:
+def _measure(store: Store, claims: int) -> tuple[float, float, float]:
+    """ms and requests per claim, and the share of claims that took a high-priority job."""
     counting = CountingStore(store)
     claimer = Claimer(counting, "bench", 600)
     started = time.perf_counter()
+    high = 0
     for _ in range(claims):
-        assert claimer.next().job is not None
-    return (time.perf_counter() - started) / claims * 1000, counting.total / claims
+        job = claimer.next().job
+        assert job is not None
+        high += job.claim.ticket.priority is Priority.HIGH
+    seconds = time.perf_counter() - started
+    return seconds / claims * 1000, counting.total / claims, high / claims
 
 
 def scale(quick: bool) -> str:
     sizes = (100, 1000) if quick else (1000, 10_000, 100_000)
     rows = []
-    for size in sizes:
+    for size, mixed in [*((n, False) for n in sizes), (sizes[-1], True)]:
         with mock_aws():
             bucket = new_bucket(None)  # type: ignore[arg-type]
-            _fill_backend(bucket, size)
-            ms_s3, req_s3 = _measure(S3Store(bucket, "bench", client=boto3.client("s3")), CLAIMS)
+            _fill_backend(bucket, size, mixed)
+            s3 = _measure(S3Store(bucket, "bench", client=boto3.client("s3")), CLAIMS)
         with tempfile.TemporaryDirectory() as scratch:
             local = LocalStore(Path(scratch))
-            _fill_local(local, size)
-            ms_local, req_local = _measure(local, CLAIMS)
+            _fill_local(local, size, mixed)
+            on_disk = _measure(local, CLAIMS)
         rows.append(
-            (f"{size:,}", f"{req_s3:.2f}", f"{ms_s3:.1f}", f"{req_local:.2f}", f"{ms_local:.1f}")
+            (
+                f"{size:,}" + (" (1% high, 89% normal, 10% low)" if mixed else ""),
+                f"{s3[1]:.2f}",
+                f"{s3[0]:.1f}",
+                f"{on_disk[1]:.2f}",
+                f"{on_disk[0]:.1f}",
+                f"{s3[2]:.0%}" if mixed else "-",
+            )
         )
     header = (
         "todo markers",
@@ -77,6 +101,7 @@ def scale(quick: bool) -> str:
         "moto ms/claim",
         "local requests/claim",
         "local ms/claim",
+        "claims taking high (moto)",
     )
     return table(header, rows)
 
