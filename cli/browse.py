@@ -100,13 +100,20 @@ def _index_stats(location: IndexLocation) -> IndexStats | SearchIndexError | Non
 @store_options
 @click.option("--source", help="Only sources whose URL or path contains this text.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per file.")
+@click.option(
+    "--all-revisions",
+    is_flag=True,
+    help="Also what paths held before (superseded) and files gone from their source.",
+)
 @library_errors
-def ls_command(store: StoreSettings, source: str | None, as_json: bool) -> None:
+def ls_command(
+    store: StoreSettings, source: str | None, as_json: bool, all_revisions: bool
+) -> None:
     """List ingested files: source, path, document hash and state.
 
     Example: bucketdigest ls --source rulebooks.git
     """
-    entries = list_files(store, source)
+    entries = list_files(store, source, all_revisions=all_revisions)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(render.catalog_json(entry)))

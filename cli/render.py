@@ -51,7 +51,7 @@ def status_json(status: Status, index: IndexStats | Exception | None) -> dict[st
 def catalog_json(entry: CatalogEntry) -> dict[str, Any]:
     known = json.loads(entry.record.to_json()) if entry.record else {}
     where = {"digest": entry.digest, "source": entry.source, "path": entry.path}
-    return {**where, **known, "state": entry.state or "unknown"}
+    return {**where, **known, "state": entry.state or "unknown", "revision": entry.revision}
 
 
 def monitor_line(done: MonitorPass) -> str:
@@ -181,10 +181,16 @@ def status_view(status: Status, index: IndexStats | Exception | None) -> Group:
 
 def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:
     table = Table(title=f"{len(entries)} ingested files")
-    for column in ("source", "path", "hash", "state"):
+    for column in ("source", "path", "hash", "state", "revision"):
         table.add_column(column, overflow="fold")
     for entry in entries:
-        table.add_row(entry.source, entry.path, entry.digest[:12], entry.state or "unknown")
+        table.add_row(
+            entry.source,
+            entry.path,
+            entry.digest[:12],
+            entry.state or "unknown",
+            entry.revision,
+        )
     console.print(table)
 
 

@@ -22,6 +22,7 @@ from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import Priority, QueueState
+from bucketdigest.shared.manifests import read_manifest
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import FileError, IngestRun, RemovedPath, SourceRecord, Ticket
 from bucketdigest.shared.store import Store
@@ -136,6 +137,8 @@ class Ingestor:
         self.store = CountingStore(store)
         self.on_file = on_file
         self.priority = priority
+        self._previous: dict[str, dict[str, str]] = {}
+        """Per source, path → the document it held at the previous ingest."""
 
     def _upload(
         self, known: KnownObjects, digest: str, ext: str, size: int, path: Path, tally: _Tally
@@ -173,7 +176,11 @@ class Ingestor:
                     return digest, size, DocState.DONE, False
                 if not known.has_raw(digest, ext):
                     fresh = self._upload(known, digest, ext, size, path, tally)
-        state, queued = self._enqueue(known, digest, ext, size, candidate.relative, tally, fresh)
+        before = self._previous.get(candidate.source, {}).get(candidate.relative, digest)
+        supersedes = "" if before == digest else before
+        state, queued = self._enqueue(
+            known, digest, ext, size, candidate.relative, tally, fresh, supersedes
+        )
         return digest, size, state, queued
 
     def _enqueue(
@@ -185,6 +192,7 @@ class Ingestor:
         name: str,
         tally: _Tally,
         fresh: bool,
+        supersedes: str,
     ) -> tuple[DocState, bool]:
         """Queue the document unless it is queued, processing or dead-lettered; returns its
         state and whether this run queued it. A source this run just created cannot have a
@@ -201,6 +209,7 @@ class Ingestor:
             names=(name,),
             enqueued_at=self.store.now(),
             priority=self.priority,
+            supersedes=supersedes,
         )
         if not queue.enqueue(self.store, ticket):
             return DocState.TODO, False
@@ -247,6 +256,11 @@ class Ingestor:
             else:
                 unreadable[source.name] = skipped
         known = KnownObjects(self.store, len(found))
+        self._previous = {
+            name: {p.path: p.digest for p in manifest.paths}
+            for name in unreadable
+            if (manifest := read_manifest(self.store, name)) is not None
+        }
         tally = _Tally()
         files: list[IngestedFile] = []
         for source, candidate in found:

@@ -14,16 +14,9 @@ from collections.abc import Collection, Mapping
 from datetime import datetime
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.manifests import read_manifest
 from bucketdigest.shared.records import ManifestPath, RemovedPath, SourceManifest
 from bucketdigest.shared.store import Store
-
-
-def read_manifest(store: Store, source: str) -> SourceManifest | None:
-    try:
-        return SourceManifest.from_json(store.get(keys.source_manifest_key(source)).data)
-    except (NotFound, CorruptRecord):
-        return None
 
 
 def update_manifest(

@@ -5,15 +5,24 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import SourceRecord
+from bucketdigest.shared.records import SourceManifest, SourceRecord
 from bucketdigest.shared.store import Store
+
+
+class Revision(StrEnum):
+    """Whether an ingested file is what its path holds now."""
+
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    REMOVED = "removed"
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,27 @@ class CatalogEntry:
     digest: str
     state: DocState | None
     record: SourceRecord | None = None
+    revision: Revision = Revision.CURRENT
+
+
+def with_revisions(
+    entries: list[CatalogEntry], manifests: Mapping[str, SourceManifest]
+) -> list[CatalogEntry]:
+    """``entries`` marked current, superseded (their path holds another document now) or
+    removed (their path is gone), by their sources' manifests; an entry of a source without
+    a manifest counts as current."""
+    held = {name: {p.path: p.digest for p in m.paths} for name, m in manifests.items()}
+    marked = []
+    for entry in entries:
+        paths = held.get(entry.source)
+        if paths is None or paths.get(entry.path) == entry.digest:
+            revision = Revision.CURRENT
+        elif entry.path in paths:
+            revision = Revision.SUPERSEDED
+        else:
+            revision = Revision.REMOVED
+        marked.append(replace(entry, revision=revision))
+    return marked
 
 
 def _entry(record: SourceRecord, state: DocState | None) -> CatalogEntry:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.manifests import read_manifests
 from bucketdigest.shared.records import (
     PurgeRun,
     PurgeSkip,
@@ -61,20 +61,6 @@ class PurgeReport:
     objects_deleted: int = 0
 
 
-def _manifests(store: Store) -> dict[str, tuple[SourceManifest, str]]:
-    """Every source's manifest and its ETag, by source name."""
-    found = {}
-    for info in store.list(keys.REGISTRY_SOURCES_PREFIX):
-        try:
-            marker = store.get(info.key)
-            manifest = SourceManifest.from_json(marker.data)
-        except (NotFound, CorruptRecord) as exc:
-            log.warning("%s: %s; its source counts as unknown", info.key, exc)
-            continue
-        found[manifest.source] = (manifest, marker.etag)
-    return found
-
-
 def _records(store: Store, digest: str) -> list[SourceRecord]:
     return [
         SourceRecord.from_json(store.get(info.key).data)
@@ -85,7 +71,7 @@ def _records(store: Store, digest: str) -> list[SourceRecord]:
 def _still_held(store: Store, digest: str) -> str | None:
     """Why ``digest`` must stay (a path of a source holds it, or a source it came from has
     no manifest), read afresh; None when nothing holds it."""
-    manifests = _manifests(store)
+    manifests = read_manifests(store)
     for record in _records(store, digest):
         entry = manifests.get(record.source)
         if entry is None:
@@ -98,7 +84,7 @@ def _still_held(store: Store, digest: str) -> str | None:
 def candidates(store: Store, rule: PurgeRule, now: datetime) -> list[str]:
     """Digests that removed (and, by the rule, superseded) entries name, past the grace."""
     due: set[str] = set()
-    for manifest, _ in _manifests(store).values():
+    for manifest, _ in read_manifests(store).values():
         entries: Iterable[RemovedPath] = manifest.removed
         if rule.superseded:
             entries = [*manifest.removed, *manifest.superseded]
@@ -146,7 +132,7 @@ def purge_document(
 def forget(store: Store, purged: set[str]) -> None:
     """Drop the removed and superseded entries of purged documents from the manifests
     (If-Match: a manifest an ingest rewrote meanwhile is left for the next purge)."""
-    for manifest, etag in _manifests(store).values():
+    for manifest, etag in read_manifests(store).values():
         removed = tuple(r for r in manifest.removed if r.digest not in purged)
         superseded = tuple(r for r in manifest.superseded if r.digest not in purged)
         if (removed, superseded) != (manifest.removed, manifest.superseded):

@@ -6,24 +6,40 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from bucketdigest.monitor.catalog import CatalogEntry, catalog, fetch_result, resolve
+from bucketdigest.monitor.catalog import (
+    CatalogEntry,
+    Revision,
+    catalog,
+    fetch_result,
+    resolve,
+    with_revisions,
+)
 from bucketdigest.search.catalog import indexed_locations
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import SearchIndexError
+from bucketdigest.shared.manifests import read_manifests
 
 log = logging.getLogger(__name__)
 
 
-def list_files(settings: StoreSettings, source: str | None = None) -> list[CatalogEntry]:
-    """Every ingested (source, path) with its document and state (``bucketdigest ls``)."""
+def list_files(
+    settings: StoreSettings, source: str | None = None, *, all_revisions: bool = False
+) -> list[CatalogEntry]:
+    """Every ingested (source, path) with its document and state (``bucketdigest ls``): what
+    the paths hold now, or with ``all_revisions`` also what they held before and what has
+    left its source, each marked so."""
     store = open_store(settings, self_test=False)
     try:
         indexed = indexed_locations(settings, source)
     except SearchIndexError as exc:
         log.info("listing from the registry alone: %s", exc)
         indexed = None
-    return catalog(store, source, indexed)
+    manifests = {name: manifest for name, (manifest, _) in read_manifests(store).items()}
+    entries = with_revisions(catalog(store, source, indexed), manifests)
+    if all_revisions:
+        return entries
+    return [entry for entry in entries if entry.revision is Revision.CURRENT]
 
 
 def find_digest(settings: StoreSettings, path_or_hash: str) -> str:

@@ -99,6 +99,8 @@ class Ticket(_JsonRecord):
     history: tuple[Attempt, ...] = ()
     not_before: datetime | None = None
     priority: Priority = Priority.NORMAL
+    supersedes: str = ""
+    """The document its path held before (the previous revision), when there was one."""
 
 
 @dataclass(frozen=True)

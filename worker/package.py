@@ -54,6 +54,7 @@ def info(
         "file_type": records.file_type,
         "size": ticket.size,
         "names": list(ticket.names),
+        "supersedes": ticket.supersedes or None,
         "pages": markdown.get("pages", 0),
         "metadata": markdown.get("metadata", {}),
         "converter": markdown.get("converter", {}),

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import io
+import json
 import shutil
+import zipfile
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
+from bucketdigest.monitor.catalog import Revision
 from bucketdigest.monitor.purge import PurgeRule, purge, remove_document
 from bucketdigest.monitor.status import collect_status
+from bucketdigest.runner.listing import find_digest, list_files
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import PurgeRun, Ticket
 from bucketdigest.shared.samples import make_pdf
@@ -119,7 +125,15 @@ def test_superseded_revisions_go_once_asked(
     old = digests["alpha.pdf"]
     make_pdf(pdf_folder / "alpha.pdf", title="Alpha rules, second printing", pages=2, seed=9)
     new = _ingest(store, pdf_folder)["alpha.pdf"]
+    assert Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, new)).data).supersedes == old
     _work(store)
+    with zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(new)).data)) as result:
+        assert json.loads(result.read("info.json"))["supersedes"] == old
+    settings = StoreSettings(bucket=str(store.root))
+    assert [e.digest for e in list_files(settings) if e.path == "alpha.pdf"] == [new]
+    revisions = {e.digest: e.revision for e in list_files(settings, all_revisions=True)}
+    assert (revisions[old], revisions[new]) == (Revision.SUPERSEDED, Revision.CURRENT)
+    assert find_digest(settings, "alpha.pdf") == new
     assert purge(store, NOW).purged == ()
     assert purge(store, PurgeRule(timedelta(0), superseded=True)).purged == (old,)
     assert _objects(store, old) == []
