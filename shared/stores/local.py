@@ -199,27 +199,40 @@ class LocalStore:
     ) -> Iterator[ObjectInfo]:
         folder, _, _ = prefix.rpartition("/")
         base = self._path(folder) if folder else self.root
-        keys: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            rel = os.path.relpath(dirpath, self.root)
-            if rel == ".":
-                dirnames[:] = [d for d in dirnames if d != INTERNAL_DIR]
-                rel_prefix = ""
-            else:
-                rel_prefix = rel.replace(os.sep, "/") + "/"
-            keys.extend(
-                key
-                for name in filenames
-                if (key := rel_prefix + name).startswith(prefix) and key > start_after
-            )
-        keys.sort(key=lambda k: k.encode())
+        found: list[tuple[bytes, str, os.DirEntry[str]]] = []
+        self._scan(str(base), f"{folder}/" if folder else "", prefix, start_after, found)
+        found.sort(key=lambda item: item[0])
         yielded = 0
-        for key in keys:
+        for _, key, entry in found:
             if limit is not None and yielded >= limit:
                 return
             try:
-                stat = self._path(key).stat()
+                stat = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             yielded += 1
             yield _info(key, stat)
+
+    def _scan(
+        self,
+        directory: str,
+        rel_prefix: str,
+        prefix: str,
+        start_after: str,
+        found: list[tuple[bytes, str, os.DirEntry[str]]],
+    ) -> None:
+        """Collect (sort key, key, entry) of the files under ``directory`` whose keys start
+        with ``prefix`` and come after ``start_after`` (one ``scandir`` per folder)."""
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            key = rel_prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if key == INTERNAL_DIR:
+                    continue
+                if (key + "/").startswith(prefix) or prefix.startswith(key + "/"):
+                    self._scan(entry.path, key + "/", prefix, start_after, found)
+            elif key.startswith(prefix) and key > start_after:
+                found.append((key.encode(), key, entry))
