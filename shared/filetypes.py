@@ -17,6 +17,8 @@ class FileKind(StrEnum):
     """Plain text and Markdown."""
     IMAGE = "image"
     """Raster images: one page to OCR and thumbnail."""
+    WEB = "web"
+    """HTML pages: their main content, as Markdown."""
 
 
 _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
@@ -30,6 +32,9 @@ _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
     "md": (FileKind.TEXT, "text/markdown"),
     "markdown": (FileKind.TEXT, "text/markdown"),
     "txt": (FileKind.TEXT, "text/plain"),
+    "html": (FileKind.WEB, "text/html"),
+    "htm": (FileKind.WEB, "text/html"),
+    "xhtml": (FileKind.WEB, "application/xhtml+xml"),
     "png": (FileKind.IMAGE, "image/png"),
     "jpg": (FileKind.IMAGE, "image/jpeg"),
     "jpeg": (FileKind.IMAGE, "image/jpeg"),
@@ -43,6 +48,7 @@ EXTENSION_GROUPS: dict[str, frozenset[str]] = {
         ("documents", FileKind.DOCUMENT),
         ("text", FileKind.TEXT),
         ("images", FileKind.IMAGE),
+        ("web", FileKind.WEB),
     )
 }
 """Names ``bucketdigest ingest --ext`` accepts for a whole family of extensions."""
@@ -81,7 +87,8 @@ def file_type(ext: str) -> FileType:
 
 
 def expand_extensions(names: list[str]) -> frozenset[str]:
-    """Extensions and group names (``documents``, ``text``, ``images``, ``all``) → extensions.
+    """Extensions and group names (``documents``, ``text``, ``images``, ``web``, ``all``) →
+    extensions.
     UnsupportedFileType for an extension no digester handles."""
     result: set[str] = set()
     for name in names:

@@ -33,17 +33,20 @@ class DocToMarkdown(Digester):
     label = "Markdown"
     description = (
         "Converts the file to Markdown, one file per page, with its images "
-        "(pymupdf4llm for documents; text files as they are; an image as one page)."
+        "(pymupdf4llm for documents; text files as they are; an image as one page; "
+        "an HTML page's main content by trafilatura)."
     )
     version = "1"
     outputs = ("markdown",)
-    kinds = frozenset({FileKind.DOCUMENT, FileKind.TEXT, FileKind.IMAGE})
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.TEXT, FileKind.IMAGE, FileKind.WEB})
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         if ctx.file.kind is FileKind.TEXT:
             return {"markdown": self._text(ctx)}
         if ctx.file.kind is FileKind.IMAGE:
             return {"markdown": self._image(ctx)}
+        if ctx.file.kind is FileKind.WEB:
+            return {"markdown": self._web(ctx)}
         return {"markdown": self._document(ctx)}
 
     def _text(self, ctx: DigestContext) -> Produced:
@@ -51,6 +54,18 @@ class DocToMarkdown(Digester):
         text, problems = _decode(data)
         content = {"pages": 1, "converter": {"name": "text"}, "problems": problems}
         return Produced({page_member(1): (text.strip() + "\n").encode()}, content)
+
+    def _web(self, ctx: DigestContext) -> Produced:
+        from bucketdigest.worker.digesters.doc_to_markdown.web import html_to_markdown
+
+        markdown, metadata = html_to_markdown(ctx.source.read_bytes())
+        content = {
+            "pages": 1,
+            "metadata": metadata,
+            "converter": {"name": "trafilatura"},
+            "problems": [],
+        }
+        return Produced({page_member(1): markdown.encode()}, content)
 
     def _image(self, ctx: DigestContext) -> Produced:
         if ctx.source.stat().st_size == 0:
