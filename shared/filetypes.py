@@ -19,6 +19,8 @@ class FileKind(StrEnum):
     """Raster images: one page to OCR and thumbnail."""
     WEB = "web"
     """HTML pages: their main content, as Markdown."""
+    OFFICE = "office"
+    """Word, PowerPoint and Excel files."""
 
 
 _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
@@ -35,6 +37,15 @@ _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
     "html": (FileKind.WEB, "text/html"),
     "htm": (FileKind.WEB, "text/html"),
     "xhtml": (FileKind.WEB, "application/xhtml+xml"),
+    "docx": (
+        FileKind.OFFICE,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ),
+    "pptx": (
+        FileKind.OFFICE,
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ),
+    "xlsx": (FileKind.OFFICE, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
     "png": (FileKind.IMAGE, "image/png"),
     "jpg": (FileKind.IMAGE, "image/jpeg"),
     "jpeg": (FileKind.IMAGE, "image/jpeg"),
@@ -49,6 +60,7 @@ EXTENSION_GROUPS: dict[str, frozenset[str]] = {
         ("text", FileKind.TEXT),
         ("images", FileKind.IMAGE),
         ("web", FileKind.WEB),
+        ("office", FileKind.OFFICE),
     )
 }
 """Names ``bucketdigest ingest --ext`` accepts for a whole family of extensions."""
@@ -87,8 +99,8 @@ def file_type(ext: str) -> FileType:
 
 
 def expand_extensions(names: list[str]) -> frozenset[str]:
-    """Extensions and group names (``documents``, ``text``, ``images``, ``web``, ``all``) →
-    extensions.
+    """Extensions and group names (``documents``, ``text``, ``images``, ``web``, ``office``,
+    ``all``) → extensions.
     UnsupportedFileType for an extension no digester handles."""
     result: set[str] = set()
     for name in names:

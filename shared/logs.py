@@ -15,6 +15,10 @@ from typing import Any
 from pythonjsonlogger.json import JsonFormatter
 
 
+class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The stderr handler ``LogSetup.apply`` installs (and replaces on a second call)."""
+
+
 class LogFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
@@ -37,8 +41,12 @@ class LogSetup:
     format: LogFormat = LogFormat.TEXT
 
     def apply(self) -> None:
-        """Configure the root logger of this process (replacing any earlier handler)."""
-        handler = logging.StreamHandler()
+        """Configure the root logger of this process: our handler replaces the one an earlier
+        call installed; handlers installed by others (a test runner's) are left alone."""
+        root = logging.getLogger()
+        for installed in [h for h in root.handlers if isinstance(h, _OurHandler)]:
+            root.removeHandler(installed)
+        handler = _OurHandler()
         handler.addFilter(_add_context)
         if self.format is LogFormat.JSON:
             handler.setFormatter(
@@ -50,14 +58,18 @@ class LogSetup:
             )
         else:
             handler.setFormatter(logging.Formatter(_TEXT))
-        logging.basicConfig(level=self.level, handlers=[handler], force=True)
+        root.addHandler(handler)
+        root.setLevel(self.level)
         logging.captureWarnings(True)
 
     @classmethod
     def current(cls) -> LogSetup:
         """How this process logs now (for handing on to child processes)."""
         root = logging.getLogger()
-        json_handler = any(isinstance(h.formatter, JsonFormatter) for h in root.handlers)
+        json_handler = any(
+            isinstance(h, _OurHandler) and isinstance(h.formatter, JsonFormatter)
+            for h in root.handlers
+        )
         return cls(root.level, LogFormat.JSON if json_handler else LogFormat.TEXT)
 
 

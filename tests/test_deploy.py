@@ -6,6 +6,7 @@ unit verified by systemd, and one list of system packages for setup.sh and the i
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 import subprocess
@@ -38,9 +39,16 @@ def _manifests() -> list[dict[str, Any]]:
 
 
 def _accepted_by_the_cli(args: list[str]) -> click.Context:
-    """Parse ``args`` as ``bucketdigest`` would (an unknown option or bad value raises)."""
-    command = cli.commands[args[0]]
-    return command.make_context(args[0], list(args[1:]))
+    """Parse ``args`` as ``bucketdigest`` would (an unknown option or bad value raises),
+    leaving this process's logging as it was (``--log-format`` applies while parsing)."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        command = cli.commands[args[0]]
+        return command.make_context(args[0], list(args[1:]))
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def _grace(args: list[str]) -> float:

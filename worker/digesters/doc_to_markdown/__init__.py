@@ -34,11 +34,11 @@ class DocToMarkdown(Digester):
     description = (
         "Converts the file to Markdown, one file per page, with its images "
         "(pymupdf4llm for documents; text files as they are; an image as one page; "
-        "an HTML page's main content by trafilatura)."
+        "an HTML page's main content by trafilatura; Office files by markitdown)."
     )
     version = "1"
     outputs = ("markdown",)
-    kinds = frozenset({FileKind.DOCUMENT, FileKind.TEXT, FileKind.IMAGE, FileKind.WEB})
+    kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         if ctx.file.kind is FileKind.TEXT:
@@ -47,6 +47,8 @@ class DocToMarkdown(Digester):
             return {"markdown": self._image(ctx)}
         if ctx.file.kind is FileKind.WEB:
             return {"markdown": self._web(ctx)}
+        if ctx.file.kind is FileKind.OFFICE:
+            return {"markdown": self._office(ctx)}
         return {"markdown": self._document(ctx)}
 
     def _text(self, ctx: DigestContext) -> Produced:
@@ -66,6 +68,19 @@ class DocToMarkdown(Digester):
             "problems": [],
         }
         return Produced({page_member(1): markdown.encode()}, content)
+
+    def _office(self, ctx: DigestContext) -> Produced:
+        from bucketdigest.worker.digesters.doc_to_markdown.office import office_to_markdown
+
+        pages, metadata = office_to_markdown(ctx.source, ctx.file.ext)
+        files = {page_member(n): page.encode() for n, page in enumerate(pages, start=1)}
+        content = {
+            "pages": len(pages),
+            "metadata": metadata,
+            "converter": {"name": "markitdown"},
+            "problems": [],
+        }
+        return Produced(files, content)
 
     def _image(self, ctx: DigestContext) -> Produced:
         if ctx.source.stat().st_size == 0:
