@@ -21,6 +21,8 @@ class FileKind(StrEnum):
     """HTML pages: their main content, as Markdown."""
     OFFICE = "office"
     """Word, PowerPoint and Excel files."""
+    NOTEBOOK = "notebook"
+    """Handwritten notebooks (Supernote): pages rendered, then OCR'd."""
 
 
 _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
@@ -46,6 +48,7 @@ _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
         "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     ),
     "xlsx": (FileKind.OFFICE, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    "note": (FileKind.NOTEBOOK, "application/x-supernote-note"),
     "png": (FileKind.IMAGE, "image/png"),
     "jpg": (FileKind.IMAGE, "image/jpeg"),
     "jpeg": (FileKind.IMAGE, "image/jpeg"),
@@ -61,6 +64,7 @@ EXTENSION_GROUPS: dict[str, frozenset[str]] = {
         ("images", FileKind.IMAGE),
         ("web", FileKind.WEB),
         ("office", FileKind.OFFICE),
+        ("notebooks", FileKind.NOTEBOOK),
     )
 }
 """Names ``bucketdigest ingest --ext`` accepts for a whole family of extensions."""
@@ -100,7 +104,7 @@ def file_type(ext: str) -> FileType:
 
 def expand_extensions(names: list[str]) -> frozenset[str]:
     """Extensions and group names (``documents``, ``text``, ``images``, ``web``, ``office``,
-    ``all``) → extensions.
+    ``notebooks``, ``all``) → extensions.
     UnsupportedFileType for an extension no digester handles."""
     result: set[str] = set()
     for name in names:

@@ -14,7 +14,7 @@ class DocToScreenshot(Digester):
     description = "Renders the first page as a PNG whose longer side is 320 pixels."
     version = "1"
     outputs = ("thumbnail",)
-    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE})
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE, FileKind.NOTEBOOK})
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         import pymupdf

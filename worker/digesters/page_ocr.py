@@ -52,7 +52,7 @@ class PageOcr(Digester):
     version = "1"
     outputs = ("ocr",)
     needs = ("markdown",)
-    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE})
+    kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE, FileKind.NOTEBOOK})
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         textless = [

@@ -34,7 +34,8 @@ class DocToMarkdown(Digester):
     description = (
         "Converts the file to Markdown, one file per page, with its images "
         "(pymupdf4llm for documents; text files as they are; an image as one page; "
-        "an HTML page's main content by trafilatura; Office files by markitdown)."
+        "an HTML page's main content by trafilatura; Office files by markitdown; "
+        "notebook pages as images)."
     )
     version = "1"
     outputs = ("markdown",)
@@ -49,6 +50,8 @@ class DocToMarkdown(Digester):
             return {"markdown": self._web(ctx)}
         if ctx.file.kind is FileKind.OFFICE:
             return {"markdown": self._office(ctx)}
+        if ctx.file.kind is FileKind.NOTEBOOK:
+            return {"markdown": self._notebook(ctx)}
         return {"markdown": self._document(ctx)}
 
     def _text(self, ctx: DigestContext) -> Produced:
@@ -78,6 +81,24 @@ class DocToMarkdown(Digester):
             "pages": len(pages),
             "metadata": metadata,
             "converter": {"name": "markitdown"},
+            "problems": [],
+        }
+        return Produced(files, content)
+
+    def _notebook(self, ctx: DigestContext) -> Produced:
+        """Each page's image; its text is page-ocr's (handwriting reads poorly with
+        Tesseract)."""
+        from bucketdigest.worker.digesters.doc_to_markdown.notebook import render_pages
+
+        files: dict[str, bytes] = {}
+        pngs = render_pages(ctx.source)
+        for number, png in enumerate(pngs, start=1):
+            image = f"{IMAGES_DIR}/page-{number:04d}.png"
+            files[image] = png
+            files[page_member(number)] = f"![page {number}](../{image})\n".encode()
+        content = {
+            "pages": len(pngs),
+            "converter": {"name": "supernotelib"},
             "problems": [],
         }
         return Produced(files, content)

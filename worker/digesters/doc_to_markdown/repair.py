@@ -128,7 +128,12 @@ def _mupdf_view(source: Path, ext: str, scratch: Path, reasons: dict[str, str]) 
 
 def open_pages(source: Path, ext: str, scratch: Path) -> pymupdf.Document:
     """MuPDF's view of a document for digesters that render its pages (thumbnail, OCR): the
-    file, or qpdf's repaired copy; PermanentDigestError when MuPDF can read neither."""
+    file, or qpdf's repaired copy (a notebook: its rendered pages); PermanentDigestError when
+    MuPDF can read neither."""
+    if ext == "note":
+        from bucketdigest.worker.digesters.doc_to_markdown.notebook import notebook_pdf
+
+        return pymupdf.open(notebook_pdf(source, scratch))
     reasons: dict[str, str] = {}
     opened = _mupdf_view(source, ext, scratch, reasons)
     if opened is None or opened.doc is None:
