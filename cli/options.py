@@ -148,7 +148,7 @@ ingest_options = option_group(
         show_default=True,
         help="Comma-separated extensions or groups to take: documents (pdf, epub, xps, cbz...), "
         "text (md, txt), images (png, jpg, tiff), web (html, htm), office (docx, pptx, xlsx), "
-        "notebooks (note), all.",
+        "notebooks (note), links (url, webloc), all.",
     ),
     click.option("--include", multiple=True, help="Only paths matching this glob (repeatable)."),
     click.option("--exclude", multiple=True, help="Glob of relative paths to skip (repeatable)."),

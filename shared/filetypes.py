@@ -23,6 +23,8 @@ class FileKind(StrEnum):
     """Word, PowerPoint and Excel files."""
     NOTEBOOK = "notebook"
     """Handwritten notebooks (Supernote): pages rendered, then OCR'd."""
+    LINK = "link"
+    """Internet shortcuts (.url, .webloc): the page they point to is fetched."""
 
 
 _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
@@ -49,6 +51,8 @@ _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
     ),
     "xlsx": (FileKind.OFFICE, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
     "note": (FileKind.NOTEBOOK, "application/x-supernote-note"),
+    "url": (FileKind.LINK, "application/internet-shortcut"),
+    "webloc": (FileKind.LINK, "application/x-apple-webloc"),
     "png": (FileKind.IMAGE, "image/png"),
     "jpg": (FileKind.IMAGE, "image/jpeg"),
     "jpeg": (FileKind.IMAGE, "image/jpeg"),
@@ -65,6 +69,7 @@ EXTENSION_GROUPS: dict[str, frozenset[str]] = {
         ("web", FileKind.WEB),
         ("office", FileKind.OFFICE),
         ("notebooks", FileKind.NOTEBOOK),
+        ("links", FileKind.LINK),
     )
 }
 """Names ``bucketdigest ingest --ext`` accepts for a whole family of extensions."""
@@ -104,7 +109,7 @@ def file_type(ext: str) -> FileType:
 
 def expand_extensions(names: list[str]) -> frozenset[str]:
     """Extensions and group names (``documents``, ``text``, ``images``, ``web``, ``office``,
-    ``notebooks``, ``all``) → extensions.
+    ``notebooks``, ``links``, ``all``) → extensions.
     UnsupportedFileType for an extension no digester handles."""
     result: set[str] = set()
     for name in names:

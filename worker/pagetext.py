@@ -13,6 +13,7 @@ from pathlib import Path
 
 PAGES_DIR = "pages"
 OCR_DIR = "ocr"
+WEB_DIR = "web"
 IMAGES_DIR = "images"
 
 _IMAGE_LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)")
@@ -32,6 +33,11 @@ def page_member(number: int) -> str:
     return f"{PAGES_DIR}/{number:04d}.md"
 
 
+def web_member(number: int) -> str:
+    """``web/0001.md``: the Markdown of the page a link file on page 1 points to."""
+    return f"{WEB_DIR}/{number:04d}.md"
+
+
 def ocr_member(number: int) -> str:
     """``ocr/0001.md``: the OCR text of page 1."""
     return f"{OCR_DIR}/{number:04d}.md"
@@ -43,12 +49,16 @@ def page_number(member: str) -> int:
 
 
 def document_pages(tree: Path) -> list[str]:
-    """Each page's Markdown (image links relative to the zip's root) with its OCR text."""
+    """Each page's Markdown (image links relative to the zip's root) with its OCR text and,
+    for a link file, the linked page's text."""
     pages = []
     for path in sorted((tree / PAGES_DIR).glob("*.md")):
-        ocr = tree / OCR_DIR / path.name
-        ocr_text = ocr.read_text(encoding="utf-8") if ocr.is_file() else ""
-        pages.append(merged_page(path.read_text(encoding="utf-8"), ocr_text))
+        extra = ""
+        for folder in (OCR_DIR, WEB_DIR):
+            other = tree / folder / path.name
+            if other.is_file():
+                extra += other.read_text(encoding="utf-8") + "\n\n"
+        pages.append(merged_page(path.read_text(encoding="utf-8"), extra))
     return pages
 
 

@@ -99,6 +99,7 @@ def test_the_registered_chain_is_valid_and_in_the_documented_order() -> None:
         "doc-to-markdown",
         "doc-to-screenshot",
         "page-ocr",
+        "url-crawl",
         "tags",
         "summary",
         "search-keyword",

@@ -128,5 +128,6 @@ def test_a_worker_killed_after_the_markdown_resumes_without_converting_again(
     final = _records(store.get(keys.out_key(digest)).data)
     assert final["markdown"]["updated_at"] == saved["updated_at"]  # not made again
     assert final["markdown"]["attempts"] == 1
-    assert {r["status"] for r in final.values()} == {"completed"}
+    assert {r["status"] for r in final.values()} == {"completed", "skipped"}
+    assert final["web-page"]["status"] == "skipped"
     assert list(store.list(keys.WORK_PREFIX)) == []

@@ -57,7 +57,8 @@ def test_each_file_type_gets_its_own_set_of_outputs(tmp_path: Path) -> None:
     summary = Worker(store, _settings()).run()
     assert summary.outcomes == {"done": 2}
     pdf = _members(store, digests["rules.pdf"])
-    assert set(_statuses(pdf).values()) == {"completed"}
+    assert set(_statuses(pdf).values()) == {"completed", "skipped"}
+    assert _statuses(pdf)["web-page"] == "skipped"  # only link files fetch a page
     assert {"thumbnail.png", "tags.json", "summary.md", "chunks.jsonl", "embeddings.npy"} <= set(
         pdf
     )
@@ -66,6 +67,7 @@ def test_each_file_type_gets_its_own_set_of_outputs(tmp_path: Path) -> None:
         "markdown": "completed",
         "thumbnail": "skipped",
         "ocr": "skipped",
+        "web-page": "completed",  # a text file that is not a lone URL: nothing to fetch
         "tags": "completed",
         "summary": "completed",
         "chunks": "completed",

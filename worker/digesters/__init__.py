@@ -22,11 +22,13 @@ from bucketdigest.worker.digesters.search_keyword import SearchKeyword
 from bucketdigest.worker.digesters.search_semantic import SearchSemantic
 from bucketdigest.worker.digesters.summary import Summary
 from bucketdigest.worker.digesters.tags import Tags
+from bucketdigest.worker.digesters.url_crawl import UrlCrawl
 
 CHAIN: tuple[Digester, ...] = (
     DocToMarkdown(),
     DocToScreenshot(),
     PageOcr(),
+    UrlCrawl(),
     Tags(),
     Summary(),
     SearchKeyword(),
@@ -36,6 +38,7 @@ CHAIN: tuple[Digester, ...] = (
 RESETS: dict[str, tuple[str, ...]] = {
     "doc-to-markdown": ("page-ocr", "tags", "summary", "search-keyword", "search-semantic"),
     "page-ocr": ("tags", "summary", "search-keyword", "search-semantic"),
+    "url-crawl": ("tags", "summary", "search-keyword", "search-semantic"),
     "search-keyword": ("search-semantic",),
 }
 

@@ -92,7 +92,7 @@ class SearchKeyword(Digester):
     )
     version = "1"
     outputs = ("chunks",)
-    needs = ("markdown", "ocr")
+    needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:

@@ -63,7 +63,7 @@ class Summary(Digester):
     )
     version = "1"
     outputs = ("summary",)
-    needs = ("markdown", "ocr")
+    needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:

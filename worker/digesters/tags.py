@@ -18,7 +18,7 @@ class Tags(Digester):
     description = f"Up to {TOP} keywords and key phrases (YAKE), best first, as tags.json."
     version = "1"
     outputs = ("tags",)
-    needs = ("markdown", "ocr")
+    needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:

@@ -35,7 +35,7 @@ class DocToMarkdown(Digester):
         "Converts the file to Markdown, one file per page, with its images "
         "(pymupdf4llm for documents; text files as they are; an image as one page; "
         "an HTML page's main content by trafilatura; Office files by markitdown; "
-        "notebook pages as images)."
+        "notebook pages as images; a link file's URL)."
     )
     version = "1"
     outputs = ("markdown",)
@@ -52,6 +52,8 @@ class DocToMarkdown(Digester):
             return {"markdown": self._office(ctx)}
         if ctx.file.kind is FileKind.NOTEBOOK:
             return {"markdown": self._notebook(ctx)}
+        if ctx.file.kind is FileKind.LINK:
+            return {"markdown": self._link(ctx)}
         return {"markdown": self._document(ctx)}
 
     def _text(self, ctx: DigestContext) -> Produced:
@@ -84,6 +86,18 @@ class DocToMarkdown(Digester):
             "problems": [],
         }
         return Produced(files, content)
+
+    def _link(self, ctx: DigestContext) -> Produced:
+        """The link itself (url-crawl fetches what it points to)."""
+        from bucketdigest.worker.digesters.url_crawl import link_target
+
+        text, problems = _decode(ctx.source.read_bytes())
+        url = link_target(text, ctx.file.ext)
+        if url is None:
+            raise PermanentDigestError(f"no URL in this .{ctx.file.ext} file")
+        content = {"pages": 1, "metadata": {"url": url}, "converter": {"name": "link"}}
+        content["problems"] = problems
+        return Produced({page_member(1): f"<{url}>\n".encode()}, content)
 
     def _notebook(self, ctx: DigestContext) -> Produced:
         """Each page's image; its text is page-ocr's (handwriting reads poorly with
