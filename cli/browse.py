@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
+import signal
+import threading
 from pathlib import Path
 
 import click
@@ -84,8 +85,10 @@ def status(store: StoreSettings, as_json: bool, watch: bool, every: float) -> No
     if not watch:
         out.print(render.status_view(collect_status(target), _index_stats(location)))
         return
-    with Live(console=out, auto_refresh=False) as live, contextlib.suppress(KeyboardInterrupt):
-        for result in watch_status(target, every):
+    stop = threading.Event()  # Ctrl-C ends the watch after the refresh in hand
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    with Live(console=out, auto_refresh=False) as live:
+        for result in watch_status(target, every, stop):
             live.update(render.status_view(result, _index_stats(location)), refresh=True)
 
 

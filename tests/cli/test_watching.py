@@ -95,7 +95,7 @@ def test_status_watch_refreshes_in_a_terminal_and_leaves_on_ctrl_c(
         assert "\x1b[" in later  # redrawn in place
         assert ["3", "0", "0", "1"] in _counts(later)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
+        assert process.wait(timeout=60) == 0
     finally:
         process.kill()
         os.close(leader)
