@@ -184,29 +184,21 @@ def claim(
             store.delete(todo)
             return ClaimResult(None)
         ticket = rebuilt
-    now = store.now()
-    if ticket.not_before is not None and ticket.not_before > now:
+    if ticket.not_before is not None and ticket.not_before > store.now():
         return ClaimResult(None, deferred=True)
-    held = Claim(
-        ticket=ticket,
-        worker_id=worker_id,
-        token=secrets.token_hex(16),
-        claimed_at=now,
-        heartbeat_at=now,
-        lease_until=now + timedelta(seconds=lease_seconds),
-    )
-    etag = store.put_if_absent(keys.queue_key(QueueState.PROCESSING, digest), held.to_json())
-    if etag is None:
+    job = hold(store, ticket, worker_id, lease_seconds)
+    if job is None:
         log.debug("lost the claim race for %s", digest)
         return ClaimResult(None)
     store.delete(todo)
-    return ClaimResult(Job(claim=held, etag=etag))
+    return ClaimResult(job)
 
 
 def hold(store: Store, ticket: Ticket, holder: str, seconds: float) -> Job | None:
-    """→ processing without a todo marker, for an operation on the whole document (a purge):
-    the claim's conditional create, so no worker takes the document meanwhile and no ingest
-    queues it (it sees it processing). None when it is processing already."""
+    """The conditional create of ``queue/processing/<h>`` that a claim makes; also used
+    without a todo marker for an operation on the whole document (a purge), so no worker
+    takes the document meanwhile and no ingest queues it (it sees it processing). None when
+    it is processing already."""
     now = store.now()
     held = Claim(
         ticket=ticket,

@@ -42,19 +42,16 @@ class DocToMarkdown(Digester):
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
-        if ctx.file.kind is FileKind.TEXT:
-            return {"markdown": self._text(ctx)}
-        if ctx.file.kind is FileKind.IMAGE:
-            return {"markdown": self._image(ctx)}
-        if ctx.file.kind is FileKind.WEB:
-            return {"markdown": self._web(ctx)}
-        if ctx.file.kind is FileKind.OFFICE:
-            return {"markdown": self._office(ctx)}
-        if ctx.file.kind is FileKind.NOTEBOOK:
-            return {"markdown": self._notebook(ctx)}
-        if ctx.file.kind is FileKind.LINK:
-            return {"markdown": self._link(ctx)}
-        return {"markdown": self._document(ctx)}
+        convert = {
+            FileKind.DOCUMENT: self._document,
+            FileKind.TEXT: self._text,
+            FileKind.IMAGE: self._image,
+            FileKind.WEB: self._web,
+            FileKind.OFFICE: self._office,
+            FileKind.NOTEBOOK: self._notebook,
+            FileKind.LINK: self._link,
+        }[ctx.file.kind]
+        return {"markdown": convert(ctx)}
 
     def _text(self, ctx: DigestContext) -> Produced:
         data = ctx.source.read_bytes()
