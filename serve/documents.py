@@ -17,7 +17,13 @@ from bucketdigest.worker.digesters.doc_to_screenshot import THUMBNAIL
 from bucketdigest.worker.digesters.summary import SUMMARY
 from bucketdigest.worker.digesters.tags import TAGS
 from bucketdigest.worker.package import DIGESTS, INFO
-from bucketdigest.worker.pagetext import PAGES_DIR, merged_page, ocr_member, page_member
+from bucketdigest.worker.pagetext import (
+    PAGES_DIR,
+    merged_page,
+    ocr_member,
+    page_member,
+    web_member,
+)
 
 
 class UnknownDocument(BucketdigestError):
@@ -38,11 +44,14 @@ class Page:
     markdown: str
     ocr: str
     """Text read from the page's image by OCR (empty when the page had a text layer)."""
+    linked: str = ""
+    """For a link file, the main content of the page it points to."""
 
     @property
     def text(self) -> str:
-        """The page as ``document.md`` has it: its Markdown, then its OCR text."""
-        return merged_page(self.markdown, self.ocr)
+        """The page as ``document.md`` has it: its Markdown, then its OCR text, then the
+        linked page's."""
+        return merged_page(self.markdown, f"{self.ocr}\n\n{self.linked}")
 
 
 @dataclass(frozen=True)
@@ -120,14 +129,16 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
 
 
 def read_pages(cache: ResultCache, digest: str, numbers: range) -> list[Page]:
-    """Pages ``numbers`` (1-based) of a done document, with their OCR text."""
-    wanted = [m for n in numbers for m in (page_member(n), ocr_member(n))]
+    """Pages ``numbers`` (1-based) of a done document, with their OCR text (and a link
+    file's linked page)."""
+    wanted = [m for n in numbers for m in (page_member(n), ocr_member(n), web_member(n))]
     found = cache.members(checked_hash(digest), wanted)
     return [
         Page(
             number=n,
             markdown=found[page_member(n)].decode("utf-8", "replace"),
             ocr=found.get(ocr_member(n), b"").decode("utf-8", "replace"),
+            linked=found.get(web_member(n), b"").decode("utf-8", "replace"),
         )
         for n in numbers
         if page_member(n) in found

@@ -14,11 +14,15 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.serve.app import create_app
+from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
@@ -83,6 +87,11 @@ def test_link_files_fetch_their_page_and_dead_links_fail_with_the_status(
     assert b"<article>" in archive.read("web/0001.html")
     chunks = archive.read("chunks.jsonl").decode()
     assert "contested strength check" in chunks  # the page's text is searchable
+    assert "contested strength check" in archive.read("document.md").decode()
+    settings_for_serve = ServeSettings(store=StoreSettings(bucket=str(store.root)))
+    with TestClient(create_app(settings_for_serve)) as client:
+        shown = client.get(f"/api/documents/{digests['grappling.url']}/markdown?page=1").text
+    assert "grappling.html" in shown and "contested strength check" in shown
 
     archive, records = result("gone.webloc")
     gone = records["web-page"]
