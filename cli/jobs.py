@@ -10,8 +10,8 @@ import click
 
 from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
+from bucketdigest.cli.ingest_options import ingest_options
 from bucketdigest.cli.options import (
-    ingest_options,
     max_attempts_option,
     metrics_port_option,
     priority_option,
@@ -48,9 +48,12 @@ from bucketdigest.worker.reprocess import done_digests
 def ingest(
     sources: tuple[str, ...], store: StoreSettings, ingest: IngestSettings, as_json: bool
 ) -> None:
-    """Upload new documents from SOURCES and queue them.
+    """Upload new documents from SOURCES (folders, files, Git repositories, web sites with
+    --site) and queue them.
 
     Example: bucketdigest ingest ./rulebooks --bucket s3://my-bucket/digest
+
+    Example: bucketdigest ingest https://example.org/docs/ --site --max-depth 3
     """
     report = ingest_sources(open_store(store), sources, ingest)
     if as_json:

@@ -3,34 +3,16 @@ revisions) and rm (one document on purpose)."""
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
 import click
 
 from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import store_options
+from bucketdigest.cli.params import Duration
 from bucketdigest.monitor.purge import PurgeRule
 from bucketdigest.runner.lifecycle import Removal, purge_bucket, remove
 from bucketdigest.shared.config import StoreSettings
-
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-class Duration(click.ParamType):
-    """``30d``, ``12h``, ``90m``, ``0``."""
-
-    name = "duration"
-
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> timedelta:
-        if isinstance(value, timedelta):
-            return value
-        match = re.fullmatch(r"(\d+)([smhdw]?)", str(value).strip())
-        if match is None:
-            self.fail(f"{value!r} is not a duration such as 30d, 12h or 90m", param, ctx)
-        return timedelta(**{_UNITS[match[2] or "s"]: int(match[1])})
 
 
 def _render(removal: Removal, as_json: bool) -> None:

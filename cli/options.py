@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir
-from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
-from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
 from bucketdigest.worker.digester import DigestSettings, LlmSettings
@@ -116,56 +112,6 @@ store_options = option_group(
         default=False,
         help="S3 addressing style; MinIO and Ceph usually need --path-style.",
     ),
-)
-
-
-def _ingest(
-    ext: str,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    ref: str,
-    cache_dir: Path | None,
-    priority: str,
-) -> IngestSettings:
-    try:
-        exts = expand_extensions(ext.split(","))
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--ext") from exc
-    return IngestSettings(
-        file_filter=FileFilter(exts=exts, include=include, exclude=exclude),
-        ref=ref,
-        cache_dir=cache_dir or default_cache_dir(),
-        priority=Priority(priority),
-    )
-
-
-ingest_options = option_group(
-    "ingest",
-    _ingest,
-    click.option(
-        "--ext",
-        default="pdf",
-        show_default=True,
-        help="Comma-separated extensions or groups to take: documents (pdf, epub, xps, cbz...), "
-        "text (md, txt), images (png, jpg, tiff), web (html, htm), office (docx, pptx, xlsx), "
-        "notebooks (note), links (url, webloc), all.",
-    ),
-    click.option("--include", multiple=True, help="Only paths matching this glob (repeatable)."),
-    click.option("--exclude", multiple=True, help="Glob of relative paths to skip (repeatable)."),
-    click.option(
-        "--ref",
-        default="HEAD",
-        show_default=True,
-        help="Git ref to ingest (default: the remote's HEAD).",
-    ),
-    click.option(
-        "--cache-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        envvar="BUCKETDIGEST_CACHE_DIR",
-        help="Where Git sources are cloned (bare, no LFS content) and kept for later fetches "
-        "[default: ~/.cache/bucketdigest/git].",
-    ),
-    priority_option,
 )
 
 

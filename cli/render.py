@@ -125,6 +125,13 @@ def ingest_summary(console: Console, run: IngestRun) -> None:
         f"uploaded {run.uploaded}, queued {run.queued}, removed since last time "
         f"{len(run.removed)}, errors {len(run.errors)} ({run.store_requests} store requests)"
     )
+    for crawl in run.crawls:
+        ended = "went through" if crawl.completed else "stopped before the end"
+        console.print(
+            f"crawl of {crawl.site} {ended}: {crawl.discovered} URLs found, {crawl.fetched} "
+            f"fetched ({crawl.unchanged} unchanged, {crawl.bytes:,} bytes), {crawl.resumed} "
+            f"kept from the crawl it resumed, {crawl.errors} errors"
+        )
     for error in run.errors:
         console.print(f"[red]error[/red] {error.path}: {error.reason}")
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bucketdigest.ingestor.crawl import CrawlSettings, SiteSource
 from bucketdigest.ingestor.git import GitSource, is_git_url, is_local_repository
 from bucketdigest.ingestor.known import KnownObjects
 from bucketdigest.ingestor.manifest import update_manifest
@@ -74,15 +75,23 @@ def path_id(source: str, path: str) -> str:
 
 
 def open_sources(
-    specs: Iterable[str], file_filter: FileFilter, *, ref: str, cache_dir: Path
+    specs: Iterable[str],
+    file_filter: FileFilter,
+    *,
+    ref: str,
+    cache_dir: Path,
+    crawl: tuple[Store, CrawlSettings] | None = None,
 ) -> tuple[list[Source], list[FileError]]:
     """Folders, files and Git repositories (URLs or local repository paths) named by
-    ``specs``; those that cannot be opened come back as errors naming them."""
+    ``specs``, and with ``crawl`` (the store pages go to, how to crawl), http(s) URLs as web
+    sites; those that cannot be opened come back as errors naming them."""
     sources: list[Source] = []
     errors: list[FileError] = []
     for spec in specs:
         try:
-            if is_git_url(spec) or is_local_repository(Path(spec)):
+            if crawl is not None and spec.startswith(("http://", "https://")):
+                sources.append(SiteSource(spec, crawl[0], file_filter, crawl[1]))
+            elif is_git_url(spec) or is_local_repository(Path(spec)):
                 url = spec if is_git_url(spec) else str(Path(spec).resolve())
                 sources.append(GitSource(url, file_filter, cache_dir, ref))
             elif Path(spec).exists():
@@ -109,6 +118,8 @@ class IngestSettings:
     """Where Git sources are cloned (bare, without LFS content) and kept for later fetches."""
     priority: Priority = Priority.NORMAL
     """The queue lane of the documents this run queues (or finds queued)."""
+    crawl: CrawlSettings | None = None
+    """Crawl http(s) URLs as web sites (``--site``) rather than clone them as repositories."""
 
 
 def ingest_sources(
@@ -117,11 +128,16 @@ def ingest_sources(
     settings: IngestSettings,
     on_file: Callable[[IngestedFile], None] | None = None,
 ) -> IngestReport:
-    """Open the folders, files and repositories named by ``specs`` and ingest them all."""
+    """Open the folders, files, repositories and sites named by ``specs`` and ingest them."""
+    ingestor = Ingestor(store, on_file=on_file, priority=settings.priority)
     sources, errors = open_sources(
-        specs, settings.file_filter, ref=settings.ref, cache_dir=settings.cache_dir
+        specs,
+        settings.file_filter,
+        ref=settings.ref,
+        cache_dir=settings.cache_dir,
+        crawl=(ingestor.store, settings.crawl) if settings.crawl is not None else None,
     )
-    return Ingestor(store, on_file=on_file, priority=settings.priority).ingest(sources, errors)
+    return ingestor.ingest(sources, errors)
 
 
 class Ingestor:
@@ -297,6 +313,7 @@ class Ingestor:
             bytes_uploaded=tally.bytes_uploaded,
             bytes_downloaded=tally.bytes_downloaded,
             removed=tuple(removed),
+            crawls=tuple(s.crawl.counts for s in source_list if isinstance(s, SiteSource)),
         )
         self.store.put(keys.run_key(run_id), record.to_json())
         return IngestReport(run=record, files=files)

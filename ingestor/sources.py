@@ -31,17 +31,20 @@ class Candidate:
     size: int | None = None
     downloads: bool = False
     """Whether materializing transfers the content over the network."""
+    content_ext: str = ""
+    """The extension to store it under, when its path does not tell (a web page's URL)."""
 
     @property
     def ext(self) -> str:
-        return self.relative.rsplit(".", 1)[-1].lower()
+        return self.content_ext or self.relative.rsplit(".", 1)[-1].lower()
 
 
 class Source(Protocol):
-    """Somewhere documents come from: a folder, a Git repository."""
+    """Somewhere documents come from: a folder, a Git repository, a web site."""
 
     name: str
-    """As recorded in the registry: an absolute folder path or a repository URL."""
+    """As recorded in the registry: an absolute folder path, a repository URL or a site's
+    start URL."""
     commit: str
     """The commit ingested, for Git sources; empty otherwise."""
 

@@ -78,6 +78,12 @@ EXTENSION_GROUPS["all"] = frozenset(_MIME_BY_EXT)
 SUPPORTED_EXTENSIONS = frozenset(_MIME_BY_EXT)
 
 
+def ext_of_mime(content_type: str) -> str | None:
+    """The extension files of MIME type ``content_type`` are stored under (``text/html`` →
+    ``html``); None for a type bucketdigest does not take."""
+    return next((ext for ext, (_, mime) in _MIME_BY_EXT.items() if mime == content_type), None)
+
+
 @dataclass(frozen=True)
 class FileType:
     """What a digester's ``applies_to`` looks at."""

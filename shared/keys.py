@@ -32,6 +32,11 @@ REGISTRY_SOURCES_PREFIX = "registry/sources/"
 """One manifest per source, ``registry/sources/<source-id>.json``: every path it held at its
 latest ingest, and the paths that have disappeared since (when, and in which run)."""
 
+CRAWLS_PREFIX = "registry/crawls/"
+"""Per crawled web site, ``registry/crawls/<site-id>/``: ``state.json`` (every URL found and
+its state) and ``log/<run-id>-<n>.json``, what a running crawl did since (merged into
+``state.json`` by the next crawl of the site, so a crash loses nothing)."""
+
 SELFTEST_PREFIX = "selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
 
@@ -207,6 +212,26 @@ def source_manifest_key(source: str) -> str:
     """The manifest of the source named ``source`` (a folder path or a repository URL)."""
     source_id = hashlib.sha256(source.encode()).hexdigest()[:32]
     return f"{REGISTRY_SOURCES_PREFIX}{source_id}.json"
+
+
+def _site_prefix(site: str) -> str:
+    return f"{CRAWLS_PREFIX}{hashlib.sha256(site.encode()).hexdigest()[:32]}/"
+
+
+def crawl_state_key(site: str) -> str:
+    """The crawl state of the web site whose start URL is ``site``."""
+    return f"{_site_prefix(site)}state.json"
+
+
+def crawl_log_prefix(site: str) -> str:
+    return f"{_site_prefix(site)}log/"
+
+
+def crawl_log_key(site: str, run_id: str, number: int) -> str:
+    """The ``number``-th entry a crawl (the ingest run ``run_id``) wrote to its site's log."""
+    if not _RUN_ID.fullmatch(run_id) or not 0 <= number < 10**9:
+        raise ValueError(f"not a crawl log entry: {run_id!r} {number}")
+    return f"{crawl_log_prefix(site)}{run_id}-{number:06d}.json"
 
 
 def selftest_key(token: str) -> str:

@@ -71,7 +71,7 @@ GRANTS: dict[Role, Grant] = {
               keys.SELFTEST_PREFIX),
         write=(keys.RAW_PREFIX, keys.TODO_LANES_PREFIX, keys.REGISTRY_PREFIX,
                keys.SELFTEST_PREFIX),
-        delete=(keys.SELFTEST_PREFIX,),
+        delete=(keys.CRAWLS_PREFIX, keys.SELFTEST_PREFIX),
     ),
     # requeues, dead-letters, retries and reprocesses; the consistency sweep
     Role.MONITOR: Grant(

@@ -45,6 +45,10 @@ def info(
     """``info.json``: what the document is, what its text output found (``text``: the primary
     output's record), every output's status, the problems, and who made it when."""
     markdown = text.content or {}
+    metadata = dict(markdown.get("metadata", {}))
+    urls = [name for name in ticket.names if name.startswith(("http://", "https://"))]
+    if urls and "url" not in metadata:  # a crawled page is named by its URL
+        metadata["url"] = urls[0]
     failed = [
         f"{r.output} failed: {r.error}" for r in records.outputs if r.status is OutputStatus.FAILED
     ]
@@ -56,7 +60,7 @@ def info(
         "names": list(ticket.names),
         "supersedes": ticket.supersedes or None,
         "pages": markdown.get("pages", 0),
-        "metadata": markdown.get("metadata", {}),
+        "metadata": metadata,
         "converter": markdown.get("converter", {}),
         "problems": [*markdown.get("problems", []), *failed],
         "converter_messages": markdown.get("converter_messages", ""),
