@@ -77,6 +77,8 @@ class DigestContext:
     partial: Path | None = None
     """Where a digester may keep finished parts of its work (``partial/<digester>``): saved
     in the job's checkpoints and given back to a later attempt, so it can resume."""
+    predecessor: Path | None = None
+    """The result zip of the document this revision supersedes (see ``worker.predecessor``)."""
 
     def partial_for(self, name: str) -> Path | None:
         return self.partial / name if self.partial is not None else None

@@ -47,6 +47,7 @@ from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.outcome import JobResult, Outcome
 from bucketdigest.worker.output_state import plan
 from bucketdigest.worker.package import build_members, info, write_zip
+from bucketdigest.worker.predecessor import download_predecessor
 from bucketdigest.worker.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,7 @@ def _digest_and_upload(
     if previous is not None:
         previous_zip = workdir / "previous.zip"
         ctx.store.download(keys.out_key(ticket.digest), previous_zip)
+    predecessor = download_predecessor(ctx.store, ticket, workdir)
     seconds["download"] = time.perf_counter() - started
     pages = 1
     if kind.kind is FileKind.DOCUMENT:  # every digester's time limit grows with the pages
@@ -162,7 +164,14 @@ def _digest_and_upload(
             raise Interrupted("lease lost")
 
     dctx = DigestContext(
-        ticket.digest, source, kind, tree, workdir / "scratch", ctx.digest, partial=partial
+        ticket.digest,
+        source,
+        kind,
+        tree,
+        workdir / "scratch",
+        ctx.digest,
+        partial=partial,
+        predecessor=predecessor,
     )
     chain_plan = ChainPlan(CHAIN, RESETS, ctx.retry.max_attempts)
     final = run_chain(chain_plan, records, dctx, execute, persist, ctx.store.now)

@@ -11,11 +11,18 @@ import functools
 import re
 import shutil
 import subprocess
+from typing import Any
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import PAGES_DIR, has_text, ocr_member, page_number
+from bucketdigest.worker.predecessor import (
+    PAGE_INDEX,
+    Predecessor,
+    open_predecessor,
+    read_page_index,
+)
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -40,6 +47,29 @@ def _tessdata() -> str:
         return str(pymupdf.get_tessdata())
     except RuntimeError as exc:
         raise DigestError(f"page-ocr cannot find Tesseract's language data: {exc}") from exc
+
+
+def _kept(
+    ctx: DigestContext, predecessor: Predecessor, textless: list[int], content: dict[str, Any]
+) -> dict[int, bytes]:
+    """The OCR text of pages the predecessor OCR'd from equal page content, with the same
+    Tesseract, language and resolution (by page number; empty when it found no text)."""
+    record = predecessor.completed("ocr")
+    before = record.content if record is not None else None
+    same = ("engine", "language", "dpi")
+    if not before or any(before.get(key) != content[key] for key in same):
+        return {}
+    index = ctx.tree / PAGE_INDEX
+    fingerprints, _ = read_page_index(index.read_bytes() if index.is_file() else None)
+    done = set(before.get("pages", []))
+    kept = {}
+    for number in textless:
+        if number > len(fingerprints):
+            continue
+        was = predecessor.pages_by_fingerprint.get(fingerprints[number - 1])
+        if was in done:
+            kept[number] = predecessor.read(ocr_member(was)) or b""
+    return kept
 
 
 class PageOcr(Digester):
@@ -70,11 +100,17 @@ class PageOcr(Digester):
         if not textless:
             return {"ocr": Produced({}, content)}
         content["engine"] = tesseract_version()
-        files = self._ocr(ctx, textless)
+        predecessor = open_predecessor(ctx.predecessor)
+        files = _kept(ctx, predecessor, textless, content) if predecessor else {}
+        todo = [n for n in textless if n not in files]
+        files.update(self._ocr(ctx, todo) if todo else {})
+        files = {ocr_member(n): text for n, text in sorted(files.items()) if text}
         content["characters"] = sum(len(text) for text in files.values())
+        if predecessor is not None:
+            content["from_predecessor"] = predecessor.tally(len(textless) - len(todo), len(todo))
         return {"ocr": Produced(files, content)}
 
-    def _ocr(self, ctx: DigestContext, numbers: list[int]) -> dict[str, bytes]:
+    def _ocr(self, ctx: DigestContext, numbers: list[int]) -> dict[int, bytes]:
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
         tessdata = _tessdata()
@@ -92,6 +128,5 @@ class PageOcr(Digester):
                 except RuntimeError as exc:
                     raise DigestError(f"Tesseract failed on page {number}: {exc}") from exc
                 text = _BLANK_LINES.sub("\n\n", page.get_text(textpage=textpage)).strip()
-                if text:
-                    files[ocr_member(number)] = (text + "\n").encode()
+                files[number] = (text + "\n").encode() if text else b""
         return files

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters.search_keyword import CHUNKS
+from bucketdigest.worker.predecessor import Predecessor, open_predecessor
 
 EMBEDDINGS = "embeddings.npy"
 EMBEDDINGS_INFO = "embeddings.json"
@@ -36,21 +38,34 @@ class SearchSemantic(Digester):
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         import numpy as np
 
-        from bucketdigest.shared.embedding import MODEL_NAME, MODEL_PACKAGE, shared_embedder
+        from bucketdigest.shared.embedding import (
+            DIMENSION,
+            MODEL_NAME,
+            MODEL_PACKAGE,
+            shared_embedder,
+        )
 
         chunks = [json.loads(line) for line in ctx.read_text(CHUNKS).splitlines() if line]
-        try:
-            embedder = shared_embedder()
-        except ConfigError as exc:
-            raise DigestError(str(exc)) from exc
-        vectors = embedder.encode([c["text"] for c in chunks])
+        texts = [c["text"] for c in chunks]
+        predecessor = open_predecessor(ctx.predecessor)
+        kept = _kept_vectors(predecessor, texts) if predecessor else {}
+        todo = [text for text in dict.fromkeys(texts) if text not in kept]
+        if todo:
+            try:
+                embedder = shared_embedder()
+            except ConfigError as exc:
+                raise DigestError(str(exc)) from exc
+            kept.update(zip(todo, embedder.encode(todo), strict=True))
+        vectors = np.array([kept[text] for text in texts], dtype=np.float32).reshape(
+            len(texts), DIMENSION
+        )
         buffer = io.BytesIO()
         np.save(buffer, vectors, allow_pickle=False)
         info = {
             "model": MODEL_NAME,
             "package": MODEL_PACKAGE,
             "runtime": "onnxruntime",
-            "dimension": embedder.dimension,
+            "dimension": DIMENSION,
             "count": len(chunks),
             "dtype": "float32",
             "normalized": True,
@@ -61,4 +76,24 @@ class SearchSemantic(Digester):
             EMBEDDINGS_INFO: (json.dumps(info, indent=2) + "\n").encode(),
         }
         content = {k: info[k] for k in ("model", "dimension", "count")}
+        if predecessor is not None:
+            computed = set(todo)
+            reused = sum(1 for text in texts if text not in computed)
+            content["from_predecessor"] = predecessor.tally(reused, len(texts) - reused)
         return {"embeddings": Produced(files, content)}
+
+
+def _kept_vectors(predecessor: Predecessor, texts: list[str]) -> dict[str, Any]:
+    """The predecessor's vector of each chunk text it embedded with the same model."""
+    import numpy as np
+
+    from bucketdigest.shared.embedding import MODEL_NAME
+
+    info, data = predecessor.read(EMBEDDINGS_INFO), predecessor.read(EMBEDDINGS)
+    chunks = predecessor.read(CHUNKS)
+    if info is None or data is None or chunks is None or json.loads(info)["model"] != MODEL_NAME:
+        return {}
+    before = [json.loads(line)["text"] for line in chunks.decode().splitlines() if line]
+    vectors = np.load(io.BytesIO(data), allow_pickle=False)
+    wanted = set(texts)
+    return {t: v for t, v in zip(before, vectors, strict=True) if t in wanted}

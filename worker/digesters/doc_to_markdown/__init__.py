@@ -9,6 +9,7 @@ from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import IMAGES_DIR, page_member
+from bucketdigest.worker.predecessor import PAGE_INDEX, open_predecessor, page_index_json
 
 
 def _decode(data: bytes) -> tuple[str, list[str]]:
@@ -124,13 +125,16 @@ class DocToMarkdown(Digester):
 
     def _document(self, ctx: DigestContext) -> Produced:
         from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+        from bucketdigest.worker.digesters.doc_to_markdown.keep import page_keeper
 
+        predecessor = open_predecessor(ctx.predecessor)
         conversion = convert(
             ctx.source,
             ctx.file.ext,
             ctx.scratch,
             ctx.settings.converter,
             ctx.partial_for(self.name),
+            page_keeper(predecessor, ctx.settings.converter) if predecessor else None,
         )
         files: dict[str, bytes] = {}
         for number, page in enumerate(conversion.pages, start=1):
@@ -149,4 +153,10 @@ class DocToMarkdown(Digester):
         }
         if conversion.reused_pages:
             content["reused_pages"] = conversion.reused_pages
+        if conversion.fingerprints is not None:
+            index = page_index_json(list(conversion.fingerprints), list(conversion.headers))
+            files[PAGE_INDEX] = index
+        if predecessor is not None:
+            kept = conversion.kept_pages
+            content["from_predecessor"] = predecessor.tally(kept, len(conversion.pages) - kept)
         return Produced(files, content)

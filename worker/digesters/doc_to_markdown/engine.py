@@ -17,10 +17,14 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
+from bucketdigest.worker.digesters.doc_to_markdown.headers import rank_headers, sizes_as_levels
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
     Conversion,
     ConverterOptions,
+    KeptPage,
+    PageKeeper,
     converter_version,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
@@ -51,6 +55,11 @@ layer instead (seen on vertical Japanese and on some right-to-left pages)."""
 def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
     """pymupdf4llm links images by the path it wrote them to; make those links zip-relative."""
     return re.sub(re.escape(str(image_dir)) + r"/", link_prefix, markdown)
+
+
+def _header_sizes(options: ConverterOptions) -> contextlib.AbstractContextManager[None]:
+    """Layout mode's headers come out as their font sizes, ranked once all pages are done."""
+    return sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext()
 
 
 def _no_ocr(options: ConverterOptions) -> dict[str, bool]:
@@ -165,6 +174,37 @@ def page_count(source: Path, ext: str) -> int:
     return len(pdfium_texts(source) or ()) if ext == "pdf" else 0
 
 
+def _converted(
+    doc: pymupdf.Document,
+    numbers: list[int],
+    folder: Path,
+    options: ConverterOptions,
+    source: Path,
+    kept: dict[int, KeptPage],
+) -> tuple[list[str], list[str], int]:
+    """The range's pages, problems and how many pages were kept: kept pages as they were
+    (their images written to the range's folder), the others converted. In legacy mode a
+    page's Markdown depends on the pages converted with it (its header levels rank the
+    range's font sizes), so there only a whole unchanged range is kept; layout mode ranks
+    headers over the whole document afterwards (:mod:`headers`), so any page can be."""
+    images = folder / IMAGES
+    images.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    if options.mode != "layout" and not all(number in kept for number in numbers):
+        kept = {}
+    todo = [number for number in numbers if number not in kept]
+    made = iter(_salvaged(doc, todo, images, options, source, problems) if todo else [])
+    pages = []
+    for number in numbers:
+        if number in kept:
+            pages.append(kept[number].markdown)
+            for name, data in kept[number].images.items():
+                (images / name).write_bytes(data)
+        else:
+            pages.append(without_surrogates(next(made)))
+    return pages, problems, len(numbers) - len(todo)
+
+
 def _in_ranges(
     doc: pymupdf.Document,
     options: ConverterOptions,
@@ -172,20 +212,20 @@ def _in_ranges(
     partial: Path,
     image_dir: Path,
     problems: list[str],
-) -> tuple[list[str], int]:
+    kept: dict[int, KeptPage],
+) -> tuple[list[str], int, int]:
     """Every page's Markdown, converted range by range and each range committed to
-    ``partial``; ranges committed there before are reused. Returns (pages, pages reused)."""
+    ``partial``; ranges committed there before are reused, and so are ranges whose pages are
+    all ``kept``. Returns (pages, pages reused from an earlier attempt, pages kept)."""
     pages: list[str] = []
-    reused = 0
-    for numbers in page_ranges(doc.page_count):
+    reused = taken = 0
+    for numbers in page_ranges(doc.page_count, options.range_pages):
         folder = range_folder(partial, numbers)
         saved = load_range(folder, len(numbers))
         if saved is None:
-            found: list[str] = []
-            (folder / IMAGES).mkdir(parents=True, exist_ok=True)
-            converted = _salvaged(doc, numbers, folder / IMAGES, options, source, found)
-            converted = [without_surrogates(page) for page in converted]
+            converted, found, count = _converted(doc, numbers, folder, options, source, kept)
             commit_range(folder, converted, found)
+            taken += count
         else:
             converted, found = saved
             reused += len(numbers)
@@ -193,7 +233,7 @@ def _in_ranges(
         problems += found
         for image in range_images(folder):
             shutil.copyfile(image, image_dir / image.name)
-    return pages, reused
+    return pages, reused, taken
 
 
 def convert(
@@ -202,9 +242,11 @@ def convert(
     workdir: Path,
     options: ConverterOptions,
     partial: Path | None = None,
+    keep: PageKeeper | None = None,
 ) -> Conversion:
     """Convert ``source`` into per-page Markdown, writing images into ``workdir/images``.
-    Finished page ranges are kept in ``partial`` (default: inside ``workdir``) and reused."""
+    Finished page ranges are kept in ``partial`` (default: inside ``workdir``) and reused;
+    pages ``keep`` returns (from the fingerprints) are taken as they are."""
     messages = io.StringIO()
     pymupdf.set_messages(stream=messages)
     with contextlib.redirect_stdout(messages):
@@ -216,21 +258,29 @@ def convert(
     started = time.perf_counter()
     opened = open_document(source, ext, workdir)
     problems = list(opened.problems)
-    reused = 0
+    reused = taken = 0
+    fingerprints = None
+    kept: dict[int, KeptPage] = {}
     converter = {"name": CONVERTER, "version": converter_version(), "options": options.as_dict()}
     if opened.doc is None:
         pages = tuple(without_surrogates(text) for text in opened.texts)
+        headers = []
         metadata: dict[str, Any] = {}
         converter = {"name": "pypdfium2", "fallback_for": converter}
     else:
         doc = opened.doc
         try:
             metadata = {k: v for k, v in (doc.metadata or {}).items() if v}
-            with contextlib.redirect_stdout(messages):
-                converted, reused = _in_ranges(
-                    doc, options, source, partial or workdir / "ranges", image_dir, problems
+            fingerprints = page_fingerprints(doc)
+            if keep is not None and fingerprints is not None:
+                kept = keep(fingerprints)
+            with contextlib.redirect_stdout(messages), _header_sizes(options):
+                converted, reused, taken = _in_ranges(
+                    doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
-            pages = tuple(_with_text_layer(doc, converted, problems))
+            layered = [page.strip() for page in _with_text_layer(doc, converted, problems)]
+            ranked, headers = rank_headers(layered)
+            pages = tuple(ranked)
         finally:
             doc.close()
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
@@ -248,4 +298,7 @@ def convert(
         messages=_PARSER_BANNER.sub("", messages.getvalue()).strip(),
         problems=tuple(problems),
         reused_pages=reused,
+        fingerprints=tuple(fingerprints) if fingerprints is not None else None,
+        headers=tuple(headers),
+        kept_pages=taken,
     )

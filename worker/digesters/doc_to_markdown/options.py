@@ -9,6 +9,7 @@ docs/benchmarks.md for the measurements behind this choice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ class ConverterOptions:
     write_images: bool = True
     image_format: str = "png"
     dpi: int = 150
+    range_pages: int = 50
+    """Pages converted together, and saved together in checkpoints. The converter ranks the
+    header font sizes of the pages it is given, so this is also the header levels' context."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -36,6 +40,8 @@ class ConverterOptions:
             )
         if not 36 <= self.dpi <= 600:
             raise ValueError(f"image dpi must be between 36 and 600, not {self.dpi}")
+        if not 1 <= self.range_pages <= 1000:
+            raise ValueError(f"range_pages must be between 1 and 1000, not {self.range_pages}")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,6 +60,25 @@ class Conversion:
     problems: tuple[str, ...] = field(default_factory=tuple)
     reused_pages: int = 0
     """Pages taken from ranges an earlier attempt finished."""
+    fingerprints: tuple[str, ...] | None = None
+    """Per page (PDFs only), see :mod:`fingerprint`."""
+    kept_pages: int = 0
+    """Pages taken from the predecessor's result (unchanged in this revision)."""
+    headers: tuple[list[tuple[int, int]], ...] = ()
+    """Per page, its headers: (line number, font size); see :mod:`headers`."""
+
+
+@dataclass(frozen=True)
+class KeptPage:
+    """A page's Markdown (image links relative to the images folder) and images, taken from
+    the result of the revision before."""
+
+    markdown: str
+    images: dict[str, bytes]
+
+
+PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
+"""Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
 def converter_version() -> str:

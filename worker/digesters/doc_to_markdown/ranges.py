@@ -12,12 +12,11 @@ import json
 import os
 from pathlib import Path
 
-RANGE_PAGES = 50
 RANGE_FILE = "range.json"
 IMAGES = "images"
 
 
-def page_ranges(count: int, size: int = RANGE_PAGES) -> list[list[int]]:
+def page_ranges(count: int, size: int) -> list[list[int]]:
     """0-based page numbers in consecutive ranges of ``size``."""
     return [list(range(first, min(first + size, count))) for first in range(0, count, size)]
 
