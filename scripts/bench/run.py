@@ -17,6 +17,7 @@ import claims
 import hashing
 import realworld
 import requests_per_doc
+import revisions
 import scale
 import searching
 import serving
@@ -32,6 +33,7 @@ SECTIONS = (
     "search",
     "serve",
     "scale",
+    "revisions",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -78,6 +80,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Search", searching.run(args.quick))
     if "serve" in wanted:
         add("Serving: the HTTP API and the web pages", serving.run(args.quick))
+    if "revisions" in wanted:
+        add("Revisions: a new revision against from scratch", revisions.run(args.quick))
     if "scale" in wanted:
         add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
     return out
