@@ -43,6 +43,7 @@ from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
 from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
 from bucketdigest.worker.digesters.doc_to_markdown import count_pages
+from bucketdigest.worker.isolation import call_isolating_pages
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.outcome import JobResult, Outcome
 from bucketdigest.worker.output_state import plan
@@ -148,7 +149,12 @@ def _digest_and_upload(
     def execute(digester: Digester, dctx: DigestContext) -> dict[str, Produced]:
         began = time.perf_counter()
         try:
-            return ctx.sandbox.call(run_digester, digester.name, dctx, interrupt=poll, pages=pages)
+            return call_isolating_pages(
+                lambda: ctx.sandbox.call(
+                    run_digester, digester.name, dctx, interrupt=poll, pages=pages
+                ),
+                partial / digester.name,
+            )
         except (DigestError, Interrupted):
             progress.note_partial(partial, latest[0])
             raise

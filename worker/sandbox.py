@@ -56,6 +56,10 @@ def _never() -> str | None:
     return None
 
 
+class ChildDied(DigestError):
+    """The digester process crashed or was stopped at its time limit."""
+
+
 def _format_bytes(count: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20)):
         if count >= size:
@@ -194,15 +198,15 @@ class Sandbox:
                 if not process.is_alive():
                     reason = self._crash_reason(process)
                     self._stop(graceful=False)
-                    raise DigestError(reason)
+                    raise ChildDied(reason)
                 if time.monotonic() > deadline:
                     self._stop(graceful=False)
-                    raise DigestError(f"timed out after {limit:g} s")
+                    raise ChildDied(f"timed out after {limit:g} s")
             answer = conn.recv()
         except (EOFError, OSError) as exc:
             reason = self._crash_reason(process)
             self._stop(graceful=False)
-            raise DigestError(reason) from exc
+            raise ChildDied(reason) from exc
         kind, *rest = answer
         if kind == "ok":
             return rest[0]

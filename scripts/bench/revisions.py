@@ -5,7 +5,7 @@ The text-layer book is the first 300 pages of the LaTeX3 interface manual (``int
 in the pinned ``texlive-latex-base-doc`` package of the real-world corpus); the revision adds an
 erratum line to 3 pages. The scanned book is the same pages rendered to 150 dpi grey images
 with no text layer (OCR'd), its revision re-rendered from the revised text. ``--quick`` makes a
-6-page book instead (no download). Each run is ``bucketdigest ingest`` then ``bucketdigest work
+2-page book instead (no download). Each run is ``bucketdigest ingest`` then ``bucketdigest work
 --exit-when-idle`` with the default options; CPU is user + system time of the worker and
 everything it started.
 """
@@ -90,7 +90,7 @@ def _measure(root: Path, first: Path, second: Path) -> tuple[float, float]:
 
 
 def run(quick: bool) -> str:
-    pages = 6 if quick else 300
+    pages = 2 if quick else 300
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -29,8 +29,12 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     IMAGES,
+    commit_page,
     commit_range,
+    converting,
+    load_page,
     load_range,
+    mark_converting,
     page_ranges,
     range_folder,
     range_images,
@@ -133,6 +137,40 @@ def _salvaged(
     ]
 
 
+def _page_by_page(
+    doc: pymupdf.Document,
+    numbers: list[int],
+    folder: Path,
+    options: ConverterOptions,
+    source: Path,
+    died: list[int],
+    problems: list[str],
+) -> list[str]:
+    """Convert ``numbers`` one page at a time, each kept as soon as it is done, after a process
+    died converting ``died``: a page it died on alone gets its plain text instead (PDFium's,
+    else MuPDF's), so a page that crashes or hangs the converter costs only itself."""
+    pages = []
+    for number in numbers:
+        saved = load_page(folder, number)
+        if saved is None:
+            found: list[str] = []
+            if died == [number]:
+                texts = pdfium_texts(source) or ()
+                text = texts[number] if number < len(texts) else _plain_text(doc, number, source)
+                found.append(
+                    f"page {number + 1}: the converter crashed or ran out of time on it; "
+                    "its plain text is used"
+                )
+            else:
+                mark_converting(folder, [number])
+                (text,) = _salvaged(doc, [number], folder / IMAGES, options, source, found)
+            saved = (without_surrogates(text), found)
+            commit_page(folder, number, *saved)
+        pages.append(saved[0])
+        problems += saved[1]
+    return pages
+
+
 def _with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]) -> list[str]:
     """``pages``, except those whose Markdown lost most of the page's own text layer: they
     get the text layer's plain text, followed by their image links (noted in ``problems``)."""
@@ -193,7 +231,12 @@ def _converted(
     if options.mode != "layout" and not all(number in kept for number in numbers):
         kept = {}
     todo = [number for number in numbers if number not in kept]
-    made = iter(_salvaged(doc, todo, images, options, source, problems) if todo else [])
+    died = converting(folder)
+    if died is not None:
+        made = iter(_page_by_page(doc, todo, folder, options, source, died, problems))
+    else:
+        mark_converting(folder, todo)
+        made = iter(_salvaged(doc, todo, images, options, source, problems) if todo else [])
     pages = []
     for number in numbers:
         if number in kept:
