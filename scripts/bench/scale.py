@@ -175,7 +175,7 @@ def _moto_rows(count: int) -> list[tuple[str, ...]]:
 
 
 def run(quick: bool) -> str:
-    local_count, moto_count = (2_000, 2_000) if quick else (1_000_000, 100_000)
+    local_count, moto_count = (300, 300) if quick else (1_000_000, 100_000)
     root = _local_bucket(local_count)
     rows = _rows("local", local_count, LocalStore(root), StoreSettings(bucket=str(root)))
     rows += _moto_rows(moto_count)

@@ -111,8 +111,8 @@ def _du(path: Path) -> float:
 
 
 def latency(quick: bool) -> str:
-    sizes = [2_000] if quick else [10_000, 100_000, 1_000_000]
-    moto_sizes = [2_000] if quick else [10_000, 100_000]
+    sizes = [500] if quick else [10_000, 100_000, 1_000_000]
+    moto_sizes = [500] if quick else [10_000, 100_000]
     rng = np.random.default_rng(1)
     queries = _queries(10 if quick else 100, rng)
     rows, builds = [], []
@@ -125,7 +125,7 @@ def latency(quick: bool) -> str:
             rows.append(_latency_row(f"local, {size:,} chunks", settings, queries))
             size_mb = _du(bucket / "index")
             builds.append((f"{size:,}", f"{written:.1f}", f"{built:.1f}", f"{size_mb:,.0f}"))
-            if size == (2_000 if quick else 100_000):
+            if size == (500 if quick else 100_000):
                 cold_line = _cold(bucket, queries)
         with moto_server() as endpoint:
             for size in moto_sizes:
