@@ -30,6 +30,26 @@ from bucketdigest.worker.pagetext import word_counts, word_recall
 TEXT_MIN_WORDS = 20
 """A file is a text PDF when pdftotext finds at least this many words in it."""
 
+_ARABIC = "\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufefc"
+_EMBEDDING = "\u200e\u200f\u202a-\u202e"
+_LATIN_IN_ARABIC = re.compile(
+    f"[{_ARABIC}][{_EMBEDDING}]*[A-Za-z]{{1,4}}[{_EMBEDDING}]*[{_ARABIC}]"
+)
+GARBLED_SHARE = 0.01
+"""pdftotext's text of a file is garbled when Latin letters sit inside Arabic words (between
+directional marks) for more than this share of its Arabic letters: fonts whose glyphs poppler
+maps to Latin letters by their encoding ("توفيق" as "ﺗ‪w‬ﻓ‪y‬ﻖ"), which MuPDF reads right."""
+
+
+def _mean(scores: list[float]) -> str:
+    return f"{sum(scores) / len(scores):.3f}" if scores else "-"
+
+
+def _garbled(reference: str) -> bool:
+    arabic = len(re.findall(f"[{_ARABIC}]", reference))
+    return arabic > 0 and len(_LATIN_IN_ARABIC.findall(reference)) > GARBLED_SHARE * arabic
+
+
 BARE_LOOP = """
 import sys, pathlib, pymupdf, pymupdf4llm
 pymupdf4llm.use_layout(True)
@@ -119,7 +139,7 @@ def run(quick: bool) -> str:
         chain_seconds = time.perf_counter() - started
         bare_seconds, bare_pages = _bare_pair([p for p, _, _ in placed], root)
         stats: dict[str, dict] = defaultdict(lambda: defaultdict(float))
-        recalls: dict[str, list[float]] = defaultdict(list)
+        recalls: dict[str, list[tuple[float, bool]]] = defaultdict(list)
         chain_pages = 0
         seen: set[str] = set()
         for copy, category, digest in placed:
@@ -143,15 +163,17 @@ def run(quick: bool) -> str:
                 row["pages"] += info["pages"]
                 row["seconds"] += _seconds(records)
                 chain_pages += info["pages"]
-            reference = word_counts(_poppler("pdftotext", copy) or "")
+            text = _poppler("pdftotext", copy) or ""
+            reference = word_counts(text)
             if sum(reference.values()) >= TEXT_MIN_WORDS:
                 score = word_recall(markdown, reference)
-                recalls[category].append(score)
+                recalls[category].append((score, _garbled(text)))
                 if score < 0.8 and not info["problems"]:
                     row["low, unexplained"] += 1
     rows = []
     for category, row in sorted(stats.items()):
-        scores = recalls[category]
+        scores = [score for score, _ in recalls[category]]
+        readable_scores = [score for score, garbled in recalls[category] if not garbled]
         rows.append(
             (
                 category,
@@ -163,15 +185,18 @@ def run(quick: bool) -> str:
                 int(row["pages"]),
                 f"{row['pages'] / row['seconds']:.2f}" if row["seconds"] else "-",
                 len(scores),
-                f"{sum(scores) / len(scores):.3f}" if scores else "-",
+                _mean(scores),
                 f"{min(scores):.3f}" if scores else "-",
+                len(scores) - len(readable_scores),
+                _mean(readable_scores),
                 int(row["low, unexplained"]),
             )
         )
     total = {k: sum(r[k] for r in stats.values()) for k in ("files", "out", "failed", "lost")}
     readable = sum(r["readable"] for r in stats.values())
     readable_out = sum(r["readable out"] for r in stats.values())
-    every = [s for scores in recalls.values() for s in scores]
+    every = [score for scores in recalls.values() for score, _ in scores]
+    readable_every = [score for scores in recalls.values() for score, bad in scores if not bad]
     chain_rate, bare_rate = chain_pages / chain_seconds, bare_pages / bare_seconds
     return (
         f"{int(total['files'])} files ({len(seen)} distinct documents) in {len(stats)} "
@@ -189,6 +214,8 @@ def run(quick: bool) -> str:
                 "text PDFs",
                 "mean recall",
                 "min recall",
+                "pdftotext garbled",
+                "mean recall, pdftotext not garbled",
                 "< 0.8 unexplained",
             ),
             rows,
@@ -196,9 +223,11 @@ def run(quick: bool) -> str:
         + f"\n\nIn all: {int(total['out'])} out, {int(total['failed'])} failed, "
         f"{int(total['lost'])} lost; {readable_out:.0f} of the {readable:.0f} files `pdfinfo` "
         f"reads are in `store/out/` ({100 * readable_out / max(readable, 1):.1f}%); mean word "
-        f"recall against `pdftotext` {sum(every) / max(len(every), 1):.3f} over {len(every)} "
-        f"text PDFs. Pages/s per worker: a category's pages over the sum of its documents' "
-        f"chain time (first output started to last output finished).\n\n"
+        f"recall against `pdftotext` {_mean(every)} over {len(every)} text PDFs, "
+        f"{_mean(readable_every)} over the {len(readable_every)} whose `pdftotext` text is not "
+        f"garbled (Latin letters inside Arabic words). Pages/s per worker: a category's pages "
+        f"over the sum of its documents' chain time (first output started to last output "
+        f"finished).\n\n"
         + table(
             ("on the same files, 2 processes", "seconds", "pages", "pages/s"),
             [

@@ -40,6 +40,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
+from bucketdigest.worker.digesters.doc_to_markdown.rtl import page_text, rtl_lines
 from bucketdigest.worker.pagetext import (
     has_text,
     image_links,
@@ -97,7 +98,7 @@ def _markdown(
 def _plain_text(doc: pymupdf.Document, number: int, source: Path) -> str:
     """A page's text without layout, by MuPDF, else by PDFium."""
     try:
-        return str(doc[number].get_text())
+        return page_text(doc[number])
     except MemoryError:
         raise
     except Exception:
@@ -177,7 +178,7 @@ def _with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str
     kept, replaced = [], []
     for number, markdown in enumerate(pages):
         try:
-            layer = without_surrogates(str(doc[number].get_text())).strip()
+            layer = without_surrogates(page_text(doc[number])).strip()
         except MemoryError:
             raise
         except Exception:
@@ -317,7 +318,7 @@ def convert(
             fingerprints = page_fingerprints(doc)
             if keep is not None and fingerprints is not None:
                 kept = keep(fingerprints)
-            with contextlib.redirect_stdout(messages), _header_sizes(options):
+            with contextlib.redirect_stdout(messages), _header_sizes(options), rtl_lines():
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )

@@ -81,7 +81,13 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
+TEXT_RULES = 2
+"""Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
+:mod:`rtl`), so a new revision does not keep pages its predecessor made the old way."""
+
+
 def converter_version() -> str:
+    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0.3+text.2``."""
     import pymupdf4llm
 
-    return str(pymupdf4llm.__version__)
+    return f"{pymupdf4llm.__version__}+text.{TEXT_RULES}"
