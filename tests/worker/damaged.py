@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import struct
 import zlib
 from pathlib import Path
 
@@ -65,4 +67,84 @@ def invisible_text_layer(path: Path) -> Path:
     body = "Knights charge across the drawbridge while archers guard the battlements. " * 3
     page.insert_textbox(pymupdf.Rect(72, 150, 520, 400), body, fontsize=11, render_mode=3)
     doc.save(path)
+    return path
+
+
+_PASSWORD_PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    state = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + state[i] + key[i % len(key)]) % 256
+        state[i], state[j] = state[j], state[i]
+    i = j = 0
+    out = bytearray()
+    for byte in data:
+        i = (i + 1) % 256
+        j = (j + state[i]) % 256
+        state[i], state[j] = state[j], state[i]
+        out.append(byte ^ state[(state[i] + state[j]) % 256])
+    return bytes(out)
+
+
+def _rc4_rounds(key: bytes, data: bytes) -> bytes:
+    for round_ in range(20):
+        data = _rc4(bytes(byte ^ round_ for byte in key), data)
+    return data
+
+
+def _md5_rounds(data: bytes) -> bytes:
+    digest = hashlib.md5(data).digest()
+    for _ in range(50):
+        digest = hashlib.md5(digest[:16]).digest()
+    return digest[:16]
+
+
+def attachments_encrypted(path: Path, text: str) -> Path:
+    """A one-page PDF whose attachment alone is encrypted (standard security handler, revision
+    4: /StmF and /StrF /Identity, /EFF a crypt filter with /AuthEvent /EFOpen) under a user
+    password. Its page is plain text, so pdfinfo, PDFium and viewers open it without asking;
+    MuPDF asks for the password. Written by hand: qpdf and MuPDF cannot make one."""
+    user, owner, permissions = b"referee", b"owner", -4
+    file_id = hashlib.md5(path.name.encode()).digest()
+    user, owner = (user + _PASSWORD_PAD)[:32], (owner + _PASSWORD_PAD)[:32]
+    owner_entry = _rc4_rounds(_md5_rounds(owner), user)
+    key = _md5_rounds(user + owner_entry + struct.pack("<i", permissions) + file_id)
+    user_entry = _rc4_rounds(key, hashlib.md5(_PASSWORD_PAD + file_id).digest()) + bytes(16)
+    attachment = _rc4(hashlib.md5(key + bytes([7, 0, 0, 0, 0])).digest(), b"notes for the referee")
+    content = f"BT /F1 14 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R"
+        b" /Names << /EmbeddedFiles << /Names [(notes.txt) 6 0 R] >> >> >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Type /Filespec /F (notes.txt) /EF << /F 7 0 R >> >>",
+        b"<< /Type /EmbeddedFile /Length %d >>\nstream\n%s\nendstream"
+        % (len(attachment), attachment),
+        b"<< /Filter /Standard /V 4 /R 4 /Length 128 /P %d /O <%s> /U <%s>"
+        b" /CF << /StdCF << /CFM /V2 /AuthEvent /EFOpen /Length 16 >> >>"
+        b" /StmF /Identity /StrF /Identity /EFF /StdCF >>"
+        % (permissions, owner_entry.hex().encode(), user_entry.hex().encode()),
+    ]
+    data = bytearray(b"%PDF-1.6\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    data += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    data += b"trailer\n<< /Size %d /Root 1 0 R /Encrypt 8 0 R /ID [<%s> <%s>] >>\n" % (
+        len(objects) + 1,
+        file_id.hex().encode(),
+        file_id.hex().encode(),
+    )
+    data += b"startxref\n%d\n%%%%EOF\n" % xref
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes(data))
     return path

@@ -21,7 +21,12 @@ from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from tests.worker.damaged import bad_page_count, invisible_text_layer, poisoned_page
+from tests.worker.damaged import (
+    attachments_encrypted,
+    bad_page_count,
+    invisible_text_layer,
+    poisoned_page,
+)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "layout"])
@@ -65,6 +70,7 @@ def test_damaged_documents_end_done_with_their_problems_in_info_json(tmp_path: P
     folder = tmp_path / "in"
     bad_page_count(folder / "tree.pdf")
     poisoned_page(folder / "poster.pdf")
+    attachments_encrypted(folder / "attached.pdf", "The referee reads the sealed notes.")
     store = LocalStore(tmp_path / "bucket")
     report = Ingestor(store).ingest([FolderSource(folder, FileFilter())])
     settings = WorkerSettings(
@@ -72,13 +78,20 @@ def test_damaged_documents_end_done_with_their_problems_in_info_json(tmp_path: P
         monitor_every=None,
         digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
     )
-    assert Worker(store, settings).run().outcomes == {"done": 2}
+    assert Worker(store, settings).run().outcomes == {"done": 3}
+    expected = {  # pages, a problem noted, a text found
+        "tree.pdf": (3, "repaired with qpdf", "Damaged Rules"),
+        "poster.pdf": (3, "page 2:", ""),
+        "attached.pdf": (1, "by PDFium: MuPDF could not open it", "reads the sealed notes."),
+    }
     for entry in report.files:
         with zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(entry.digest)).data)) as archive:
             info = json.loads(archive.read("info.json"))
-        assert info["pages"] == 3
-        expected = "repaired with qpdf" if entry.path == "tree.pdf" else "page 2:"
-        assert any(expected in problem for problem in info["problems"]), info["problems"]
+            text = archive.read("document.md").decode()
+        pages, problem, found = expected[entry.path]
+        assert info["pages"] == pages
+        assert any(problem in noted for noted in info["problems"]), info["problems"]
+        assert found in text
 
 
 @pytest.mark.parametrize("mode", ["legacy", "layout"])

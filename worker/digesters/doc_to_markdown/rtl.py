@@ -11,13 +11,14 @@ seen on the Arabic and Persian PDFs of our real-world corpus:
 - pymupdf4llm orders the spans of a line from left to right: a right-to-left line's spans come
   out in reverse.
 
-So while converting, a right-to-left line becomes one span whose text is made here: from the
-glyphs as a text page with ligatures kept and boxes by advance width (not by ink, which makes
-gaps inside words) gives them, runs of left-to-right characters put back in left-to-right
-order, a space wherever two glyphs are more than :data:`WORD_GAP` of the font size apart
-(poppler's rule for a word break), and in NFKC form (presentation forms and ligatures as their
-letters, as the Markdown of other lines has them). Pages without right-to-left letters are left
-as MuPDF gives them.
+So while converting, a line with right-to-left text becomes one span whose text is made here,
+from the glyphs as a text page with ligatures kept and boxes by advance width gives them (ink
+boxes make gaps inside words): ordered by their places on the line, as the Unicode
+bidirectional algorithm would have laid them out (MuPDF's own order is visual on some pages,
+logical on others), a space wherever two glyphs are more than :data:`WORD_GAP` of the font
+size apart (poppler's rule for a word break), and in NFKC form (presentation forms and
+ligatures as their letters, as the Markdown of other lines has them). Pages without
+right-to-left text are left as MuPDF gives them.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ class Glyphs:
 
 
 def _merged_line(line: dict[str, Any], glyphs: Glyphs) -> None:
-    """Make a right-to-left line one span in reading order, with its word spaces."""
+    """Make a line with right-to-left text one span in reading order, with its word spaces."""
     spans = line["spans"]
     chars = [char for span in spans for char in span["chars"]]
     if not chars or not _RTL_TEXT.search("".join(c["c"] for c in chars)):
@@ -205,15 +206,15 @@ def rtl_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str,
     ):
         return page
     try:
-        page = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
+        raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
         glyphs = Glyphs.of(textpage.parent)
     except (SystemError, ValueError):
         return page  # a glyph's code is no character (chr() fails): MuPDF's text as it is
-    for block in page["blocks"]:
+    for block in raw["blocks"]:
         for line in block.get("lines", ()):
             _merged_line(line, glyphs)
-    _as_dict(page["blocks"])
-    return page
+    _as_dict(raw["blocks"])
+    return raw
 
 
 def page_text(page: pymupdf.Page) -> str:
