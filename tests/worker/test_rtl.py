@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 import pymupdf
+import pytest
 
 from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
@@ -52,11 +53,12 @@ def arabic_pdf(path: Path, lines: list[list[str]]) -> Path:
     return path
 
 
-def test_arabic_words_keep_their_spaces_and_numbers_their_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["layout", "legacy"])
+def test_arabic_words_keep_their_spaces_and_numbers_their_order(tmp_path: Path, mode: str) -> None:
     source = arabic_pdf(tmp_path / "arabic.pdf", [WORDS, ["ﻣﻦ", "ﺍﻟﻤﺌﺎﺕ"]])
     assert "ﻙﺎﻨﻫﻥﺎﻛ" in pymupdf.open(source)[0].get_text()  # MuPDF alone: glued, reversed
 
-    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode=mode))
 
     text = plain_text(conversion.pages[0])
     assert text.split() == ["كان", "هناك", "١٩", "لا", "من", "المئات"]
