@@ -106,3 +106,9 @@ def test_plain_text_keeps_code_and_word_counts_read_forms_as_letters() -> None:
     assert plain_text("a <br> b **bold** and _it_ <span class='x'>c</span>") == "a b bold and it c"
     assert word_counts("ﬁle ﻛﺎﻥ") == word_counts("file كان")
     assert list(word_counts("يونِكود हिन्दी")) == ["يونِكود", "हिन्दी"]  # marks inside words
+
+
+def test_a_mark_misread_as_a_greek_letter_is_dropped() -> None:
+    """One Arabic font's hamza comes out of MuPDF as a zero-width Greek capital zeta."""
+    glyphs = [_glyph("ﺍ", 94, 100), _glyph("\u0396", 96, 96), _glyph("ﻥ", 86, 94)]
+    assert line_text(glyphs, SIZE) == "ان"

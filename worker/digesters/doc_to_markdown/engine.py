@@ -40,21 +40,12 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
-from bucketdigest.worker.digesters.doc_to_markdown.rtl import page_text, rtl_lines
-from bucketdigest.worker.pagetext import (
-    has_text,
-    image_links,
-    without_surrogates,
-    word_counts,
-    word_recall,
-)
+from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
+from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
+from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
-TEXT_LAYER_MIN_WORDS = 20
-TEXT_LAYER_RECALL = 0.8
-"""A page whose Markdown holds less than this share of its text layer's words gets the text
-layer instead (seen on vertical Japanese and on some right-to-left pages)."""
 
 
 def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
@@ -95,17 +86,6 @@ def _markdown(
     return [_relative_images(chunk["text"], image_dir, "images/") for chunk in chunks]
 
 
-def _plain_text(doc: pymupdf.Document, number: int, source: Path) -> str:
-    """A page's text without layout, by MuPDF, else by PDFium."""
-    try:
-        return page_text(doc[number])
-    except MemoryError:
-        raise
-    except Exception:
-        texts = pdfium_texts(source) or ()
-        return texts[number] if number < len(texts) else ""
-
-
 def _salvaged(
     doc: pymupdf.Document,
     numbers: list[int],
@@ -130,7 +110,7 @@ def _salvaged(
                 f"page {number}: {CONVERTER} failed ({type(exc).__name__}: {exc}); "
                 "its plain text is used"
             )
-            return [_plain_text(doc, numbers[0], source)]
+            return [plain_text(doc, numbers[0], source)]
     middle = len(numbers) // 2
     return [
         *_salvaged(doc, numbers[:middle], image_dir, options, source, problems),
@@ -157,7 +137,7 @@ def _page_by_page(
             found: list[str] = []
             if died == [number]:
                 texts = pdfium_texts(source) or ()
-                text = texts[number] if number < len(texts) else _plain_text(doc, number, source)
+                text = texts[number] if number < len(texts) else plain_text(doc, number, source)
                 found.append(
                     f"page {number + 1}: the converter crashed or ran out of time on it; "
                     "its plain text is used"
@@ -170,36 +150,6 @@ def _page_by_page(
         pages.append(saved[0])
         problems += saved[1]
     return pages
-
-
-def _with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]) -> list[str]:
-    """``pages``, except those whose Markdown lost most of the page's own text layer: they
-    get the text layer's plain text, followed by their image links (noted in ``problems``)."""
-    kept, replaced = [], []
-    for number, markdown in enumerate(pages):
-        try:
-            layer = without_surrogates(page_text(doc[number])).strip()
-        except MemoryError:
-            raise
-        except Exception:
-            layer = ""
-        words = word_counts(layer)
-        if (
-            sum(words.values()) >= TEXT_LAYER_MIN_WORDS
-            and word_recall(markdown, words) < TEXT_LAYER_RECALL
-        ):
-            kept.append("\n\n".join([layer, *image_links(markdown)]))
-            replaced.append(number + 1)
-        else:
-            kept.append(markdown)
-    if replaced:
-        listed = ", ".join(map(str, replaced[:20])) + (", ..." if len(replaced) > 20 else "")
-        problems.append(
-            f"{len(replaced)} of {len(pages)} pages: the Markdown kept under "
-            f"{TEXT_LAYER_RECALL:.0%} of the text layer's words, so the plain text is used: "
-            f"{listed}"
-        )
-    return kept
 
 
 def page_count(source: Path, ext: str) -> int:
@@ -322,7 +272,7 @@ def convert(
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
-            layered = [page.strip() for page in _with_text_layer(doc, converted, problems)]
+            layered = [page.strip() for page in with_text_layer(doc, converted, problems)]
             ranked, headers = rank_headers(layered)
             pages = tuple(ranked)
         finally:

@@ -81,12 +81,18 @@ class _Cluster:
 
 
 def _clusters(chars: list[Char]) -> list[_Cluster]:
+    """The glyphs as clusters, without spaces; a zero-width Latin or Greek letter on a
+    right-to-left letter is dropped: it is a mark whose font names it wrongly (MuPDF reads the
+    hamza of "أنظمة" in one Arabic font as a Greek capital zeta), which no reader sees as a
+    letter."""
     clusters: list[_Cluster] = []
     for char in chars:
         if char["c"].isspace():
             continue
         if clusters and _zero_width(char):
-            clusters[-1].chars.append(char)
+            misread = unicodedata.bidirectional(char["c"]) == "L"
+            if not (misread and clusters[-1].direction == "rtl"):
+                clusters[-1].chars.append(char)
         else:
             clusters.append(_Cluster([char], _STRONG.get(unicodedata.bidirectional(char["c"]))))
     return clusters

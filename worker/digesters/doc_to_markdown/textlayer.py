@@ -1,0 +1,59 @@
+"""A page's own text layer: its plain text when the converter cannot give its Markdown, and
+instead of Markdown that lost most of it (pymupdf4llm drops the invisible text of OCR'd scans,
+and some vertical Japanese)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.repair import pdfium_texts
+from bucketdigest.worker.digesters.doc_to_markdown.rtl import page_text
+from bucketdigest.worker.pagetext import image_links, without_surrogates, word_counts, word_recall
+
+TEXT_LAYER_MIN_WORDS = 20
+TEXT_LAYER_RECALL = 0.8
+"""A page whose Markdown holds less than this share of its text layer's words gets the text
+layer instead."""
+
+
+def plain_text(doc: pymupdf.Document, number: int, source: Path) -> str:
+    """A page's text without layout, by MuPDF, else by PDFium."""
+    try:
+        return page_text(doc[number])
+    except MemoryError:
+        raise
+    except Exception:
+        texts = pdfium_texts(source) or ()
+        return texts[number] if number < len(texts) else ""
+
+
+def with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]) -> list[str]:
+    """``pages``, except those whose Markdown lost most of the page's own text layer: they
+    get the text layer's plain text, followed by their image links (noted in ``problems``)."""
+    kept, replaced = [], []
+    for number, markdown in enumerate(pages):
+        try:
+            layer = without_surrogates(page_text(doc[number])).strip()
+        except MemoryError:
+            raise
+        except Exception:
+            layer = ""
+        words = word_counts(layer)
+        if (
+            sum(words.values()) >= TEXT_LAYER_MIN_WORDS
+            and word_recall(markdown, words) < TEXT_LAYER_RECALL
+        ):
+            kept.append("\n\n".join([layer, *image_links(markdown)]))
+            replaced.append(number + 1)
+        else:
+            kept.append(markdown)
+    if replaced:
+        listed = ", ".join(map(str, replaced[:20])) + (", ..." if len(replaced) > 20 else "")
+        problems.append(
+            f"{len(replaced)} of {len(pages)} pages: the Markdown kept under "
+            f"{TEXT_LAYER_RECALL:.0%} of the text layer's words, so the plain text is used: "
+            f"{listed}"
+        )
+    return kept
