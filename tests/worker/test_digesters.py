@@ -20,6 +20,7 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.digester import DigestContext, DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.digesters.page_ocr import page_dpi
 from bucketdigest.worker.digesters.search_keyword import page_chunks
 from tests.documents import scanned_pdf
 
@@ -88,6 +89,21 @@ def test_a_scanned_page_comes_out_searchable(tmp_path: Path) -> None:
     for word in SCANNED_WORDS:
         assert word in ocr_text
         assert word in chunks
+
+
+def test_a_poster_page_is_ocrd_at_the_dpi_its_size_allows(tmp_path: Path) -> None:
+    """250 by 500 inches (a real poster in the corpus): 11 gigapixels at 300 dpi, which MuPDF
+    refuses; rendered within ``MAX_PIXELS`` instead, its words are found."""
+    scan = pymupdf.open(scanned_pdf(tmp_path / "scan.pdf"))
+    poster = pymupdf.open()
+    page = poster.new_page(width=18000, height=36000)
+    page.insert_image(page.rect, stream=scan[0].get_pixmap(dpi=100).tobytes("png"))
+    poster.save(tmp_path / "poster.pdf")
+    ctx = _ctx(tmp_path, tmp_path / "poster.pdf")
+    results = _chain_until(ctx, "page-ocr")
+    assert results["ocr"].content["lower_dpi"] == {"1": page_dpi(18000, 36000, 300)}
+    assert page_dpi(18000, 36000, 300) < 300 and page_dpi(595, 842, 300) == 300
+    assert "Dragons" in results["ocr"].files["ocr/0001.md"].decode()
 
 
 def test_an_image_is_ocrd_and_thumbnailed(tmp_path: Path) -> None:

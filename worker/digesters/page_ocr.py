@@ -25,6 +25,18 @@ from bucketdigest.worker.predecessor import (
 )
 
 _BLANK_LINES = re.compile(r"\n{3,}")
+MAX_PIXELS = 25_000_000
+"""The most pixels a page is rendered at for Tesseract: an A3 page at 300 dpi. A poster of
+250 by 500 inches at 300 dpi would be 11 gigapixels, which MuPDF refuses ("Overly large
+image") after a long try, three attempts over; its scan is rarely that fine anyway."""
+
+
+def page_dpi(width_pt: float, height_pt: float, dpi: int) -> int:
+    """``dpi``, lowered so a page of that size renders in at most :data:`MAX_PIXELS`."""
+    pixels = width_pt * height_pt * (dpi / 72) ** 2
+    if pixels <= MAX_PIXELS:
+        return dpi
+    return max(1, int(dpi * (MAX_PIXELS / pixels) ** 0.5))
 
 
 @functools.cache
@@ -103,14 +115,18 @@ class PageOcr(Digester):
         predecessor = open_predecessor(ctx.predecessor)
         files = _kept(ctx, predecessor, textless, content) if predecessor else {}
         todo = [n for n in textless if n not in files]
-        files.update(self._ocr(ctx, todo) if todo else {})
+        files.update(self._ocr(ctx, todo, content) if todo else {})
         files = {ocr_member(n): text for n, text in sorted(files.items()) if text}
         content["characters"] = sum(len(text) for text in files.values())
         if predecessor is not None:
             content["from_predecessor"] = predecessor.tally(len(textless) - len(todo), len(todo))
         return {"ocr": Produced(files, content)}
 
-    def _ocr(self, ctx: DigestContext, numbers: list[int]) -> dict[int, bytes]:
+    def _ocr(
+        self, ctx: DigestContext, numbers: list[int], content: dict[str, Any]
+    ) -> dict[int, bytes]:
+        """Each page's OCR text; a page too large for :data:`MAX_PIXELS` at the chosen dpi is
+        rendered at a lower one, recorded in ``content["lower_dpi"]``."""
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
         tessdata = _tessdata()
@@ -118,10 +134,13 @@ class PageOcr(Digester):
         with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
             for number in numbers:
                 page = doc[number - 1]
+                dpi = page_dpi(page.rect.width, page.rect.height, ctx.settings.ocr_dpi)
+                if dpi != ctx.settings.ocr_dpi:
+                    content.setdefault("lower_dpi", {})[str(number)] = dpi
                 try:
                     textpage = page.get_textpage_ocr(
                         language=ctx.settings.ocr_language,
-                        dpi=ctx.settings.ocr_dpi,
+                        dpi=dpi,
                         full=True,
                         tessdata=tessdata,
                     )
