@@ -70,6 +70,22 @@ def invisible_text_layer(path: Path) -> Path:
     return path
 
 
+def raw_pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
+    """A PDF written object by object (object 1 the catalog), for structures no library
+    writes; ``trailer`` adds entries to the trailer dictionary."""
+    data = bytearray(b"%PDF-1.6\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(data)
+    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    data += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    data += b"trailer\n<< /Size %d /Root 1 0 R %s >>\n" % (len(objects) + 1, trailer)
+    data += b"startxref\n%d\n%%%%EOF\n" % xref
+    return bytes(data)
+
+
 _PASSWORD_PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
 
 
@@ -131,20 +147,7 @@ def attachments_encrypted(path: Path, text: str) -> Path:
         b" /StmF /Identity /StrF /Identity /EFF /StdCF >>"
         % (permissions, owner_entry.hex().encode(), user_entry.hex().encode()),
     ]
-    data = bytearray(b"%PDF-1.6\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(data))
-        data += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(data)
-    data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    data += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    data += b"trailer\n<< /Size %d /Root 1 0 R /Encrypt 8 0 R /ID [<%s> <%s>] >>\n" % (
-        len(objects) + 1,
-        file_id.hex().encode(),
-        file_id.hex().encode(),
-    )
-    data += b"startxref\n%d\n%%%%EOF\n" % xref
+    trailer = b"/Encrypt 8 0 R /ID [<%s> <%s>]" % (file_id.hex().encode(), file_id.hex().encode())
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(bytes(data))
+    path.write_bytes(raw_pdf(objects, trailer))
     return path

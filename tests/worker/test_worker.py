@@ -32,6 +32,7 @@ from bucketdigest.worker.job import JobContext, run_job
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from bucketdigest.worker.outcome import Outcome
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+from tests.worker.damaged import raw_pdf
 
 FAST = ConverterOptions(mode="legacy")
 
@@ -225,19 +226,7 @@ def test_a_claimed_job_whose_zip_exists_is_finalized_without_converting(
 
 def _zero_page_pdf(path: Path) -> Path:
     objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 0 >>"]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
+    path.write_bytes(raw_pdf(objects))
     return path
 
 
