@@ -87,7 +87,7 @@ TEXT_RULES = 2
 
 
 def converter_version() -> str:
-    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0.3+text.2``."""
+    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0+text.2``."""
     import pymupdf4llm
 
     return f"{pymupdf4llm.__version__}+text.{TEXT_RULES}"
