@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.store import Store
+from bucketdigest.worker.loop import MonitorCall
 
 log = logging.getLogger(__name__)
 
@@ -27,17 +27,18 @@ class OpenStore:
 @dataclass(frozen=True)
 class MonitorDuty:
     """Gives a worker its light monitor duty: one lease sweep (returning how many jobs it
-    changed), then its share of indexing, whose failure never stops the worker."""
+    changed), then its share of indexing, whose failure never stops the worker. ``leaving``:
+    the worker is about to exit idle, so the index is brought up to date now."""
 
     settings: MonitorSettings
     index: IndexDuty | None = None
 
-    def __call__(self, store: Store) -> Callable[[], int]:
-        def duty() -> int:
+    def __call__(self, store: Store) -> MonitorCall:
+        def duty(leaving: bool = False) -> int:
             changed = sweep(store, self.settings).changed
-            if self.index is not None:
+            if self.index is not None and not (leaving and changed):
                 try:
-                    self.index(store)
+                    self.index(store, leaving=leaving)
                 except Exception:
                     log.exception("indexing failed; the worker goes on")
             return changed

@@ -188,8 +188,10 @@ class SearchIndex:
             return None
 
     def maintain(self, force: bool = False) -> list[str]:
-        """Compact tables with many fragments, and create the indexes a table lacks; returns
-        what was done. Cheap when nothing is due."""
+        """Create the indexes a table lacks, fold rows added since into the indexes it has,
+        and compact tables with many fragments; returns what was done. Cheap when nothing is
+        due. After it, every index covers every row: workers add a fragment per commit, and
+        rows no index covers would be scanned on every query."""
         from lancedb.index import FTS, IvfSq
 
         done = []
@@ -198,6 +200,7 @@ class SearchIndex:
             if rows == 0:
                 continue
             indexes = {config.name for config in table.list_indices()}
+            stale = sum(unindexed_rows(table, index) for index in indexes)
             if "text_idx" not in indexes:
                 table.create_index("text", config=FTS(with_position=True))
                 done.append(f"{name}: full-text index")
@@ -211,4 +214,13 @@ class SearchIndex:
             if force or fragments > COMPACT_FROM_FRAGMENTS:
                 table.optimize(cleanup_older_than=timedelta(hours=1))
                 done.append(f"{name}: compacted {fragments} fragments")
+            elif stale:
+                table.to_lance().optimize.optimize_indices()
+                done.append(f"{name}: {stale} new rows indexed")
         return done
+
+
+def unindexed_rows(table: Any, index: str) -> int:
+    """Rows of ``table`` that ``index`` does not cover yet (a query scans them)."""
+    stats = table.index_stats(index)
+    return int(stats.num_unindexed_rows) if stats is not None else 0

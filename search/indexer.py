@@ -233,15 +233,24 @@ def index_bucket(
         lease.release(store, current[0], report.line())
 
 
+LEAVING_WAIT = 120.0
+"""How long a worker that leaves waits for another indexer to finish before it catches up."""
+
+
 @dataclass(frozen=True)
 class IndexDuty:
-    """A worker's share of indexing: catch up at most every ``every`` seconds fleet-wide."""
+    """A worker's share of indexing: catch up at most every ``every`` seconds fleet-wide,
+    and once more, whatever the interval, when the worker leaves for want of work (so the
+    last documents it finished are searchable)."""
 
     settings: StoreSettings
     every: float = 60.0
 
-    def __call__(self, store: Store) -> int:
-        report = index_bucket(store, self.settings, min_interval=self.every)
+    def __call__(self, store: Store, leaving: bool = False) -> int:
+        if leaving:
+            report = index_bucket(store, self.settings, wait=LEAVING_WAIT)
+        else:
+            report = index_bucket(store, self.settings, min_interval=self.every)
         if not report.busy:
             log.info("%s", report.line())
         return 0

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.logs import log_context
@@ -24,6 +25,13 @@ from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 log = logging.getLogger(__name__)
+
+
+class MonitorCall(Protocol):
+    """A worker's monitor duty: returns how many jobs it changed. ``leaving``: the worker is
+    about to exit for want of work, so duties that run on an interval run now."""
+
+    def __call__(self, leaving: bool = False) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,7 @@ class Worker:
         *,
         worker_id: str | None = None,
         on_result: Callable[[JobResult], None] | None = None,
-        monitor_duty: Callable[[], int] | None = None,
+        monitor_duty: MonitorCall | None = None,
         may_leave: Callable[[], bool] | None = None,
     ) -> None:
         self.store = CountingStore(store)
@@ -106,15 +114,15 @@ class Worker:
             return f"shutdown: not finished within the {self.settings.grace_seconds:g} s grace"
         return None
 
-    def _run_monitor_duty(self, force: bool = False) -> int:
+    def _run_monitor_duty(self, leaving: bool = False) -> int:
         every = self.settings.monitor_every
         if self.monitor_duty is None or every is None:
             return 0
-        if not force and time.monotonic() - self._last_monitor < every:
+        if not leaving and time.monotonic() - self._last_monitor < every:
             return 0
         self._last_monitor = time.monotonic()
         try:
-            return self.monitor_duty()
+            return self.monitor_duty(leaving=leaving)
         except Exception:
             log.exception("monitor duty failed; the worker goes on")
             return 0
@@ -170,7 +178,7 @@ class Worker:
             if found.job is None:
                 leaving = self.may_leave is None or self.may_leave()
                 if self.settings.exit_when_idle and not found.deferred and leaving:
-                    if self._run_monitor_duty(force=True) == 0:
+                    if self._run_monitor_duty(leaving=True) == 0:
                         return "idle: no job left to claim"
                     continue
                 self.stop_requested.wait(self.settings.idle_sleep if leaving else 0.2)

@@ -15,12 +15,12 @@ from typing import Any
 
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
+from bucketdigest.worker.loop import MonitorCall, Worker, WorkerSettings, WorkerSummary
 
 log = logging.getLogger(__name__)
 
 StoreFactory = Callable[[], Store]
-MonitorFactory = Callable[[Store], Callable[[], int]]
+MonitorFactory = Callable[[Store], MonitorCall]
 
 
 def _worker_main(
