@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import THUMBNAIL, checked_hash, read_page
+from bucketdigest.serve.html import files_url, served_markdown
 from bucketdigest.shared import keys
 from bucketdigest.worker.package import DOCUMENT
 
@@ -77,11 +78,13 @@ def summary(backend: BackendDep, digest: str) -> dict[str, Any]:
     response_class=PlainTextResponse,
 )
 def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query(ge=1)] = None):
+    digest = checked_hash(digest)
     if page is not None:
         text = read_page(backend.cache, digest, page).text
     else:
-        text = backend.cache.member(checked_hash(digest), DOCUMENT).decode("utf-8", "replace")
-    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+        text = backend.cache.member(digest, DOCUMENT).decode("utf-8", "replace")
+    linked = served_markdown(text, files_url(digest))
+    return PlainTextResponse(linked, media_type="text/markdown; charset=utf-8")
 
 
 @router.get("/documents/{digest}/thumbnail", summary="The first page as a PNG")

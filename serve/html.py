@@ -25,11 +25,21 @@ def _markdown_it() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
-def markdown_html(markdown: str, files_url: str) -> Markup:
-    """``markdown`` as sanitised HTML; its image links point into ``files_url`` (the
+def files_url(digest: str) -> str:
+    """Where the server gives out the members of ``digest``'s result, ending in ``/``."""
+    return f"/api/documents/{digest}/files/"
+
+
+def served_markdown(markdown: str, files: str) -> str:
+    """A page or ``document.md`` with its image links (``../images/`` or ``images/``, relative
+    to the member) turned into links to the file route ``files``, so they resolve over HTTP."""
+    return _IMAGE_LINK.sub(f"]({files}{IMAGES_DIR}/", markdown)
+
+
+def markdown_html(markdown: str, files: str) -> Markup:
+    """``markdown`` as sanitised HTML; its image links point into ``files`` (the
     document's files, ending in ``/``)."""
-    linked = _IMAGE_LINK.sub(f"]({files_url}{IMAGES_DIR}/", markdown)
-    html = _markdown_it().render(linked)
+    html = _markdown_it().render(served_markdown(markdown, files))
     return Markup(nh3.clean(html, url_schemes={"http", "https", "mailto"}))
 
 

@@ -14,7 +14,7 @@ from bucketdigest.search.query import MAX_QUERY_CHARS, Level, Mode, SearchReques
 from bucketdigest.serve.api import BackendDep
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import read_pages
-from bucketdigest.serve.html import markdown_html, snippet_html
+from bucketdigest.serve.html import files_url, markdown_html, snippet_html
 from bucketdigest.worker.digesters import CHAIN
 
 router = APIRouter(include_in_schema=False)
@@ -74,16 +74,16 @@ def document_page(
     first = (page - 1) // PAGES_PER_VIEW * PAGES_PER_VIEW + 1
     last = min(view.page_count, first + PAGES_PER_VIEW - 1)
     pages = read_pages(backend.cache, view.digest, range(first, last + 1)) if last >= first else []
-    files_url = f"/api/documents/{view.digest}/files/"
+    files = files_url(view.digest)
     return render(
         request,
         "document.html",
         doc=view,
         pages=[
-            (p.number, markdown_html(p.markdown, files_url), markdown_html(p.ocr, files_url))
+            (p.number, markdown_html(p.markdown, files), markdown_html(p.ocr, files))
             for p in pages
         ],
-        summary=markdown_html(view.summary, files_url),
+        summary=markdown_html(view.summary, files),
         first=first,
         last=last,
         per_view=PAGES_PER_VIEW,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
+from bucketdigest.shared.result import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
@@ -88,3 +90,19 @@ def pdf_folder(tmp_path: Path) -> Path:
     make_pdf(folder / "beta.pdf", title="Beta rules", pages=1, seed=2)
     make_pdf(folder / "sub" / "gamma.pdf", title="Gamma rules", pages=3, seed=3)
     return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_result_links_resolve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Once the suite has run: every link in every Markdown member of every result zip it left
+    on disk names a member of that zip (image links broke unseen when a worker ran from
+    ``/tmp`` or ``/`` while tests checked only that ``images/`` members existed)."""
+    yield
+    broken = []
+    for path in tmp_path_factory.getbasetemp().glob("**/store/out/*.zip"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                broken += [f"{path}: {link}" for link in broken_links(archive)]
+        except (zipfile.BadZipFile, OSError):
+            continue  # tests that damage results on purpose
+    assert not broken, "links that name no member:\n" + "\n".join(broken[:50])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -87,6 +88,20 @@ def test_summary_markdown_pages_thumbnail_files_and_zip(client: TestClient, serv
     assert info.headers["content-disposition"].startswith("attachment")
     archive = zipfile.ZipFile(io.BytesIO(client.get(f"{base}/zip").content))
     assert "document.md" in archive.namelist()
+
+
+def test_image_links_in_served_markdown_resolve_over_http(
+    client: TestClient, served: Served
+) -> None:
+    base = f"/api/documents/{served.digests['rulebooks/long.pdf']}"
+    for params in ({}, {"page": 1}):
+        markdown = client.get(f"{base}/markdown", params=params).text
+        links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown)
+        assert links, markdown[:500]
+        for link in links:
+            image = client.get(link)
+            assert image.status_code == 200, link
+            assert image.headers["content-type"] == "image/png"
 
 
 def test_ocr_text_of_a_scanned_page_is_served_with_the_page(

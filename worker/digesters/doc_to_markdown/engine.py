@@ -42,15 +42,28 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
-from bucketdigest.worker.pagetext import has_text, without_surrogates
+from bucketdigest.worker.pagetext import IMAGES_DIR, has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
 
 
-def _relative_images(markdown: str, image_dir: Path, link_prefix: str) -> str:
-    """pymupdf4llm links images by the path it wrote them to; make those links zip-relative."""
-    return re.sub(re.escape(str(image_dir)) + r"/", link_prefix, markdown)
+_LINK_TARGET = re.compile(r"(\]\()([^)\s]+)(\))")
+
+
+def _relative_images(markdown: str, image_dir: Path) -> str:
+    """pymupdf4llm links an image by the path it wrote it to: absolute, or relative to the
+    working directory when the folder is under it. Every link to a file of ``image_dir``
+    becomes ``images/NAME``, so a result never depends on where the worker ran."""
+    written = {path.name for path in image_dir.iterdir()} if image_dir.is_dir() else set()
+
+    def relative(match: re.Match[str]) -> str:
+        name = match[2].rsplit("/", 1)[-1]
+        if name not in written:
+            return match[0]
+        return f"{match[1]}{IMAGES_DIR}/{name}{match[3]}"
+
+    return _LINK_TARGET.sub(relative, markdown)
 
 
 def _header_sizes(options: ConverterOptions) -> contextlib.AbstractContextManager[None]:
@@ -83,7 +96,7 @@ def _markdown(
     )
     if len(chunks) != len(numbers):
         raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(numbers)} pages")
-    return [_relative_images(chunk["text"], image_dir, "images/") for chunk in chunks]
+    return [_relative_images(chunk["text"], image_dir) for chunk in chunks]
 
 
 def _salvaged(
