@@ -126,6 +126,7 @@ def _worker(
     retry_delay: float,
     checkpoint_after: float,
     converter_mode: str,
+    keep_headers: bool,
     ocr_language: str,
     llm_url: str | None,
     llm_model: str | None,
@@ -145,7 +146,9 @@ def _worker(
         grace_seconds=grace,
         monitor_every=monitor_every,
         digest=DigestSettings(
-            converter=ConverterOptions(mode=converter_mode), ocr_language=ocr_language, llm=llm
+            converter=ConverterOptions(mode=converter_mode, keep_headers=keep_headers),
+            ocr_language=ocr_language,
+            llm=llm,
         ),
         limits=SandboxLimits(
             timeout=job_timeout,
@@ -219,6 +222,13 @@ worker_options = option_group(
         show_default=True,
         envvar="BUCKETDIGEST_CONVERTER_MODE",
         help="pymupdf4llm engine: layout (better text) or legacy (faster).",
+    ),
+    click.option(
+        "--keep-headers",
+        is_flag=True,
+        envvar="BUCKETDIGEST_KEEP_HEADERS",
+        help="Keep running headers, footers and page numbers in the text (by default they "
+        "go to pages.json, out of pages, chunks and summaries).",
     ),
     click.option(
         "--ocr-language",

@@ -80,8 +80,7 @@ def document_page(
         "document.html",
         doc=view,
         pages=[
-            (p.number, markdown_html(p.markdown, files), markdown_html(p.ocr, files))
-            for p in pages
+            (p.number, markdown_html(p.markdown, files), markdown_html(p.ocr, files)) for p in pages
         ],
         summary=markdown_html(view.summary, files),
         first=first,

@@ -27,6 +27,9 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 """Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark."""
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_MARKS = re.compile(r"(?<=[^\W\d_])[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+"""Superscript digits on a word: footnote marks (``Smith¹²``), not words of their own."""
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 
 
@@ -98,10 +101,13 @@ def has_text(markdown: str) -> bool:
 
 
 def plain_text(markdown: str) -> str:
-    """Markdown without its syntax (images, link targets, tags, emphasis, table rules)."""
+    """Markdown without its syntax (images, link targets, comments, tags, emphasis, table
+    rules) and without footnote marks."""
     text = _IMAGE_LINK.sub(" ", markdown)
     text = _LINK.sub(r"\1", text)
+    text = _COMMENT.sub(" ", text)
     text = _HTML_TAG.sub(" ", text)
+    text = _MARKS.sub("", text)
     text = _TABLE_RULE.sub("", text)
     text = _LINE_SYNTAX.sub("", text)
     text = _EMPHASIS.sub(r"\2", text)

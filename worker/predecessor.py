@@ -21,7 +21,8 @@ from bucketdigest.shared.store import Store
 
 PAGE_INDEX = "pages.json"
 """A member of the Markdown output of PDFs: per page, its fingerprint and its headers (line,
-font size), what a later revision needs to keep the page's Markdown."""
+font size), what a later revision needs to keep the page's Markdown, and the running header
+and footer lines taken out of its text (``running``: ``{"header": [...], "footer": [...]}``)."""
 
 
 def download_predecessor(store: Store, ticket: Ticket, workdir: Path) -> Path | None:
@@ -37,8 +38,12 @@ def download_predecessor(store: Store, ticket: Ticket, workdir: Path) -> Path | 
     return dest
 
 
-def page_index_json(fingerprints: list[str], headers: list[list[tuple[int, int]]]) -> bytes:
-    data = {"fingerprints": fingerprints, "headers": headers}
+def page_index_json(
+    fingerprints: list[str],
+    headers: list[list[tuple[int, int]]],
+    running: list[dict[str, list[str]]],
+) -> bytes:
+    data = {"fingerprints": fingerprints, "headers": headers, "running": running}
     return (json.dumps(data, separators=(",", ":")) + "\n").encode()
 
 
@@ -80,6 +85,12 @@ class Predecessor:
     def page_index(self) -> tuple[list[str], list[list[tuple[int, int]]]]:
         """Its pages' fingerprints and headers (none for non-PDFs and older results)."""
         return read_page_index(self.read(PAGE_INDEX))
+
+    @cached_property
+    def running(self) -> list[dict[str, list[str]]]:
+        """Its pages' running header and footer lines (none for older results)."""
+        raw = self.read(PAGE_INDEX)
+        return list(json.loads(raw).get("running", [])) if raw else []
 
     @property
     def fingerprints(self) -> list[str]:

@@ -153,9 +153,12 @@ class DocToMarkdown(Digester):
         }
         if conversion.reused_pages:
             content["reused_pages"] = conversion.reused_pages
-        if conversion.fingerprints is not None:
-            index = page_index_json(list(conversion.fingerprints), list(conversion.headers))
-            files[PAGE_INDEX] = index
+        running = [page.to_dict() for page in conversion.running]
+        if conversion.fingerprints is not None or any(
+            r.header or r.footer for r in conversion.running
+        ):
+            fingerprints = list(conversion.fingerprints or ())
+            files[PAGE_INDEX] = page_index_json(fingerprints, list(conversion.headers), running)
         if predecessor is not None:
             kept = conversion.kept_pages
             content["from_predecessor"] = predecessor.tally(kept, len(conversion.pages) - kept)

@@ -19,6 +19,7 @@ import pymupdf
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import rank_headers, sizes_as_levels
+from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
     Conversion,
@@ -41,29 +42,13 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
+from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page, split_running
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
-from bucketdigest.worker.pagetext import IMAGES_DIR, has_text, without_surrogates
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import tidy, vocabulary
+from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
-
-
-_LINK_TARGET = re.compile(r"(\]\()([^)\s]+)(\))")
-
-
-def _relative_images(markdown: str, image_dir: Path) -> str:
-    """pymupdf4llm links an image by the path it wrote it to: absolute, or relative to the
-    working directory when the folder is under it. Every link to a file of ``image_dir``
-    becomes ``images/NAME``, so a result never depends on where the worker ran."""
-    written = {path.name for path in image_dir.iterdir()} if image_dir.is_dir() else set()
-
-    def relative(match: re.Match[str]) -> str:
-        name = match[2].rsplit("/", 1)[-1]
-        if name not in written:
-            return match[0]
-        return f"{match[1]}{IMAGES_DIR}/{name}{match[3]}"
-
-    return _LINK_TARGET.sub(relative, markdown)
 
 
 def _header_sizes(options: ConverterOptions) -> contextlib.AbstractContextManager[None]:
@@ -96,7 +81,7 @@ def _markdown(
     )
     if len(chunks) != len(numbers):
         raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(numbers)} pages")
-    return [_relative_images(chunk["text"], image_dir) for chunk in chunks]
+    return [relative_images(marked_page(chunk), image_dir) for chunk in chunks]
 
 
 def _salvaged(
@@ -271,7 +256,6 @@ def convert(
     converter = {"name": CONVERTER, "version": converter_version(), "options": options.as_dict()}
     if opened.doc is None:
         pages = tuple(without_surrogates(text) for text in opened.texts)
-        headers = []
         metadata: dict[str, Any] = {}
         converter = {"name": "pypdfium2", "fallback_for": converter}
     else:
@@ -285,11 +269,13 @@ def convert(
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
-            layered = [page.strip() for page in with_text_layer(doc, converted, problems)]
-            ranked, headers = rank_headers(layered)
-            pages = tuple(ranked)
+            pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
         finally:
             doc.close()
+    words = vocabulary(pages)
+    bodies, running = split_running([tidy(page, words) for page in pages], options.keep_headers)
+    ranked, headers = rank_headers(bodies)
+    pages = tuple(ranked)
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
     if textless:
         listed = ", ".join(map(str, textless[:20])) + (", ..." if len(textless) > 20 else "")
@@ -307,5 +293,6 @@ def convert(
         reused_pages=reused,
         fingerprints=tuple(fingerprints) if fingerprints is not None else None,
         headers=tuple(headers),
+        running=tuple(running),
         kept_pages=taken,
     )

@@ -14,6 +14,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
     PageKeeper,
     converter_version,
 )
+from bucketdigest.worker.digesters.doc_to_markdown.running import with_running
 from bucketdigest.worker.pagetext import IMAGES_DIR, image_links, page_member
 from bucketdigest.worker.predecessor import Predecessor
 
@@ -54,6 +55,8 @@ def page_keeper(predecessor: Predecessor, options: ConverterOptions) -> PageKeep
                 continue
             text = page.decode().strip().replace(_ZIP_LINK, _RANGE_LINK)
             markdown = encode_headers(text, headers[number - 1])
+            if number <= len(predecessor.running):
+                markdown = with_running(markdown, predecessor.running[number - 1])
             names = _image_names(markdown)
             if names is None or (names and number != index + 1):
                 continue

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bucketdigest.worker.digesters.doc_to_markdown.running import Running
+
 CONVERTER = "pymupdf4llm"
 MODES = ("layout", "legacy")
 IMAGE_FORMATS = ("png", "jpg")
@@ -27,6 +29,9 @@ class ConverterOptions:
     write_images: bool = True
     image_format: str = "png"
     dpi: int = 150
+    keep_headers: bool = False
+    """Leave running headers, footers and page numbers in the text (else they go to
+    ``pages.json``, see :mod:`running`)."""
     range_pages: int = 50
     """Pages converted together, and saved together in checkpoints. The converter ranks the
     header font sizes of the pages it is given, so this is also the header levels' context."""
@@ -66,6 +71,8 @@ class Conversion:
     """Pages taken from the predecessor's result (unchanged in this revision)."""
     headers: tuple[list[tuple[int, int]], ...] = ()
     """Per page, its headers: (line number, font size); see :mod:`headers`."""
+    running: tuple[Running, ...] = ()
+    """Per page, the running header and footer lines taken out of its text."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +88,14 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 2
+TEXT_RULES = 3
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
-:mod:`rtl`), so a new revision does not keep pages its predecessor made the old way."""
+:mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`), so a new
+revision does not keep pages its predecessor made the old way."""
 
 
 def converter_version() -> str:
-    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0+text.2``."""
+    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0+text.3``."""
     import pymupdf4llm
 
     return f"{pymupdf4llm.__version__}+text.{TEXT_RULES}"

@@ -1,0 +1,97 @@
+"""Running headers, footers and page numbers leave the text a reader and a search see, and are
+kept per page in pages.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
+from bucketdigest.worker.pagetext import plain_text
+from tests.worker.test_image_links import CLI
+
+BODY = (
+    "Section {n} describes how the cavalry moves across {ground} ground. A unit that charges "
+    "must first pass a morale test, and a unit that fails it stays where it stands for the "
+    "rest of the turn while the enemy closes in."
+)
+GROUNDS = ["open", "broken", "marshy", "rocky", "wooded"]
+
+
+def _journal(path: Path, pages: int = 4) -> Path:
+    doc = pymupdf.open()
+    for n in range(1, pages + 1):
+        page = doc.new_page()
+        page.insert_text((72, 40), f"Journal of Tabletop Studies 12 (2024) {100 + n}", fontsize=8)
+        page.insert_textbox(
+            pymupdf.Rect(72, 90, 520, 400), BODY.format(n=n, ground=GROUNDS[n]), fontsize=11
+        )
+        page.insert_text((72, 800), "Downloaded from example.org on 3 May 2024", fontsize=8)
+        page.insert_text((300, 820), str(n), fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+    return path
+
+
+@pytest.mark.parametrize("mode", ["layout", "legacy"])
+def test_running_heads_and_page_numbers_leave_the_pages_and_are_kept_aside(
+    tmp_path: Path, mode: str
+) -> None:
+    source = _journal(tmp_path / "journal.pdf")
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode=mode))
+    for n, page in enumerate(conversion.pages, start=1):
+        text = plain_text(page)
+        assert f"Section {n} describes how the cavalry moves" in text
+        assert "Journal of Tabletop" not in text and "Downloaded from" not in text
+        assert not text.rstrip().endswith(f" {n}"), text
+        running = conversion.running[n - 1]
+        assert any("Journal of Tabletop Studies" in line for line in running.header)
+        assert any("Downloaded from example.org" in line for line in running.footer)
+
+
+def test_keep_headers_leaves_them_in_the_text(tmp_path: Path) -> None:
+    source = _journal(tmp_path / "journal.pdf")
+    options = ConverterOptions(keep_headers=True)
+    conversion = convert(source, "pdf", tmp_path / "work", options)
+    assert "Downloaded from example.org" in conversion.pages[0]
+
+
+def test_a_line_repeated_in_the_middle_of_pages_or_a_table_row_stays() -> None:
+    pages = [
+        f"Title {n}\n\n{GROUNDS[n]}.\n\nThe rule of three applies here.\n\nMore on {GROUNDS[n]}."
+        "\n\n|Unit|Cost|\n|---|---|"
+        for n in range(4)
+    ]
+    bodies, running = split_running(pages)
+    assert all("The rule of three applies here." in body for body in bodies)
+    assert all(body.endswith("|Unit|Cost|\n|---|---|") for body in bodies)
+    assert [r.header for r in running] == [[f"Title {n}"] for n in range(4)]
+
+
+def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> None:
+    _journal(tmp_path / "in" / "journal.pdf")
+    make_pdf(tmp_path / "in" / "book.pdf", title="Heads", pages=2)
+    bucket = tmp_path / "bucket"
+    done = subprocess.run(
+        [*CLI, "run", str(tmp_path / "in"), "--bucket", str(bucket)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    found = False
+    for result in (bucket / "store" / "out").glob("*.zip"):
+        with zipfile.ZipFile(result) as archive:
+            if "Downloaded from" not in json.dumps(json.loads(archive.read("pages.json"))):
+                continue
+            found = True
+            assert "Downloaded from" not in archive.read("document.md").decode()
+            chunks = archive.read("chunks.jsonl").decode()
+            assert "cavalry" in chunks and "Downloaded from" not in chunks
+            assert "Downloaded from" not in archive.read("summary.md").decode()
+    assert found

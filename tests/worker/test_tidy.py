@@ -1,0 +1,64 @@
+"""The converter's markup becomes Markdown a reader can trust (examples from real pages)."""
+
+from __future__ import annotations
+
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import tidy, vocabulary
+from bucketdigest.worker.pagetext import plain_text
+
+
+def test_picture_text_becomes_a_quote_not_an_html_comment() -> None:
+    page = (
+        "![](images/a.png)\n\n<!-- Start of picture text -->\n"
+        "Figure 3<br>Mean yield by year<br><!-- End of picture text -->\n\nNext paragraph."
+    )
+    tidied = tidy(page)
+    assert "<!--" not in tidied and "<br>" not in tidied
+    assert "> Figure 3\n>\n> Mean yield by year" in tidied
+    assert plain_text(tidied).split() == [
+        "Figure",
+        "3",
+        "Mean",
+        "yield",
+        "by",
+        "year",
+        "Next",
+        "paragraph.",
+    ]
+
+
+def test_line_breaks_in_table_cells_are_spaces_and_header_cells_lose_their_bold() -> None:
+    table = "|**Unit**|**Cost**|\n|---|---|\n|**Knight**<br>mounted|3|"
+    assert tidy(table) == "|Unit|Cost|\n|---|---|\n|**Knight** mounted|3|"
+
+
+def test_headings_carry_no_bold() -> None:
+    assert tidy("# **Rulebook 3**") == "# Rulebook 3"
+    heading = "### **1.1 Writing classes for L**<sup>**A**</sup> **TEX 2** **_ε_**"
+    assert tidy(heading) == "### 1.1 Writing classes for LA TEX 2 _ε_"
+
+
+def test_super_and_subscripts_become_characters_or_inline_text() -> None:
+    assert tidy("an area of 4 m<sup>2</sup> and H<sub>2</sub>O") == "an area of 4 m² and H₂O"
+    assert tidy("the 1<sup>st</sup> player") == "the 1st player"
+    assert tidy("as shown by Smith<sup>12</sup>.") == "as shown by Smith¹².", "footnote mark"
+    assert plain_text(tidy("as shown by Smith<sup>12</sup>.")) == "as shown by Smith."
+
+
+def test_underline_highlight_and_strike_marks_go_and_their_text_stays() -> None:
+    page = "see <u>the rules</u> and <mark>this</mark>; ~~old text~~ stays"
+    assert tidy(page) == "see the rules and this; old text stays"
+
+
+def test_tex_quote_pairs_and_separate_accents_are_composed() -> None:
+    assert tidy("‘‘corporate social responsibility’’") == "“corporate social responsibility”"
+    assert tidy("J´an Min´aˇc and Fran¸cois") == "Ján Mináč and François"
+    assert tidy("´Etienne na¨ıve") == "Étienne naïve"
+    assert tidy("it´s John´s") == "it´s John´s", "an acute used as an apostrophe stays"
+    assert tidy("`OT1,T1 ´ (acute)`") == "`OT1,T1 ´ (acute)`", "an accent alone stays"
+
+
+def test_a_word_broken_at_a_line_end_is_joined_when_the_document_knows_it() -> None:
+    pages = ["The water is cold.", "Bring wa- ter and a class- and package-level plan."]
+    words = vocabulary(pages)
+    assert tidy(pages[1], words) == "Bring water and a class- and package-level plan."
+    assert tidy("fresh wa-\nter", words) == "fresh water"

@@ -1,0 +1,148 @@
+"""The converter's Markdown made fit to read, search and quote: no converter markup shown as
+text, and words as the page prints them.
+
+pymupdf4llm writes picture text between HTML comments with ``<br>`` line ends, ``<br>`` inside
+table cells, ``<sup>``/``<u>``/``<mark>`` tags and ``~~`` for what MuPDF flags as struck out
+(table rules running through text, often); a page shown with raw HTML off shows all of it
+literally. TeX documents add their own: quote pairs (``‘‘...’’``) and accents set as separate
+glyphs (``J´an Min´aˇc`` for ``Ján Mináč``). Headings and table header cells come wrapped in
+bold they do not need, and a word broken at a line end keeps its hyphen and a space.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Collection, Iterable
+
+_PICTURE_TEXT = re.compile(
+    r"(?:<!-- Start of picture text -->|-{5} Start of picture text -{5})\n?(.*?)"
+    r"(?:<!-- End of picture text -->|-{5} End of picture text -{5})",
+    re.DOTALL,
+)
+_SUPERSCRIPT = re.compile(r"<sup>(.*?)</sup>", re.DOTALL)
+_SUBSCRIPT = re.compile(r"<sub>(.*?)</sub>", re.DOTALL)
+_DROPPED_TAGS = re.compile(r"</?(?:u|mark|ins|s|del|strike)>")
+_STRUCK = re.compile(r"~~(?=\S)(.*?)(?<=\S)~~")
+_EMPTY_BOLD = re.compile(r"\*\*(\s*)\*\*")
+_HEADING = re.compile(r"^(#+ )(.*)$")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
+_HYPHENATED = re.compile(r"\b([^\W\d_]+)-(?: |\n)([a-zß-ÿ][^\W\d_]*)")
+_TEX_QUOTES = {"‘‘": "“", "’’": "”", ",,": "„"}
+_SPACING_ACCENTS = {
+    "´": "\u0301",
+    "˝": "\u030b",
+    "ˆ": "\u0302",
+    "˜": "\u0303",
+    "¯": "\u0304",
+    "˘": "\u0306",
+    "˙": "\u0307",
+    "¨": "\u0308",
+    "˚": "\u030a",
+    "ˇ": "\u030c",
+    "¸": "\u0327",
+    "˛": "\u0328",
+}
+"""TeX's accent glyphs, each set before the letter it stands on."""
+_ACCENT_BEFORE = re.compile(
+    r"(?<![^\W\d_])([" + "".join(_SPACING_ACCENTS) + r"]) ?([^\W\d_])"
+    r"|(?<=[^\W\d_])([" + "".join(_SPACING_ACCENTS) + r"])([^\W\d_])"
+)
+_SUPERSCRIPT_CHARS = str.maketrans("0123456789+-=()", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾")
+_SUBSCRIPT_CHARS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
+_SCRIPTABLE = re.compile(r"[0-9+\-=()]+")
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def vocabulary(pages: Iterable[str]) -> set[str]:
+    """The words of a document, case folded: what a word broken at a line end must be to be
+    joined again."""
+    return {word.casefold() for page in pages for word in _WORD.findall(page)}
+
+
+def tidy(markdown: str, words: Collection[str] = ()) -> str:
+    """``markdown`` without converter markup, with TeX's quotes and accents composed and
+    words broken at line ends joined where ``words`` (see :func:`vocabulary`) knows them."""
+    text = _PICTURE_TEXT.sub(_picture_text, markdown)
+    text = _SUPERSCRIPT.sub(lambda m: _scripted(m[1], _SUPERSCRIPT_CHARS), text)
+    text = _SUBSCRIPT.sub(lambda m: _scripted(m[1], _SUBSCRIPT_CHARS), text)
+    text = _DROPPED_TAGS.sub("", text)
+    text = _STRUCK.sub(r"\1", text)
+    text = _EMPTY_BOLD.sub(r"\1", text)
+    for pair, quote in _TEX_QUOTES.items():
+        text = text.replace(pair, quote)
+    text = _compose_accents(text)
+    text = _join_hyphenated(text, words)
+    return "\n".join(_lines(text.split("\n")))
+
+
+def _picture_text(match: re.Match[str]) -> str:
+    """Text found inside a picture: a table stays a table, other lines become a quote."""
+    lines = [line.strip() for line in re.split(r"<br>|\n", match[1]) if line.strip()]
+    if not lines:
+        return ""
+    if all(line.startswith("|") for line in lines):
+        return "\n".join(lines) + "\n"
+    return "\n>\n".join(f"> {line}" for line in lines) + "\n"
+
+
+def _scripted(inner: str, characters: dict[int, str]) -> str:
+    """Digits and signs as Unicode super- or subscripts (``m²``, footnote marks ``¹``), other
+    raised or lowered text inline (``1st``, the A of the LaTeX logo)."""
+    plain = inner.replace("**", "").replace("_", "").strip()
+    if _SCRIPTABLE.fullmatch(plain):
+        return plain.translate(characters)
+    return inner
+
+
+def _compose(letter: str, accent: str) -> str | None:
+    composed = unicodedata.normalize("NFC", letter.replace("ı", "i") + accent)
+    return composed if len(composed) == 1 else None
+
+
+def _compose_accents(text: str) -> str:
+    def before(match: re.Match[str]) -> str:
+        accent, letter = (match[1], match[2]) if match[1] else (match[3], match[4])
+        end = match.end()
+        if accent == "´" and letter == "s" and (end == len(text) or not text[end].isalpha()):
+            return match[0]  # an acute for an apostrophe: it´s, John´s
+        return _compose(letter, _SPACING_ACCENTS[accent]) or match[0]
+
+    return _ACCENT_BEFORE.sub(before, text)
+
+
+def _join_hyphenated(text: str, words: Collection[str]) -> str:
+    """``exam- ple`` is ``example`` when the document has that word elsewhere; otherwise
+    the hyphen is kept (``class- and package-level``)."""
+
+    def join(match: re.Match[str]) -> str:
+        joined = match[1] + match[2]
+        return joined if joined.casefold() in words else match[0]
+
+    return _HYPHENATED.sub(join, text) if words else text
+
+
+def _lines(lines: list[str]) -> Iterable[str]:
+    """Lines with ``<br>`` resolved (a space inside a table cell, a line break elsewhere),
+    headings without bold, and a table's header cells without bold."""
+    previous = ""
+    for number, line in enumerate(lines):
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        if line.startswith("|"):
+            line = line.replace("<br>", " ")
+            if _TABLE_RULE.match(following) and not previous.startswith("|"):
+                line = _unbold_cells(line)
+        else:
+            line = line.replace("<br>", "\n")
+        heading = _HEADING.match(line)
+        if heading:
+            line = heading[1] + re.sub(r"\s+", " ", heading[2].replace("**", "")).strip()
+        previous = line
+        yield line
+
+
+def _unbold_cells(row: str) -> str:
+    cells = row.split("|")
+    return "|".join(
+        cell.strip()[2:-2] if re.fullmatch(r"\s*\*\*[^*]+\*\*\s*", cell) else cell for cell in cells
+    )
