@@ -64,3 +64,42 @@ def test_an_html_page_becomes_markdown_of_its_main_content(tmp_path: Path) -> No
 
     failure = queue.read_failure(store, digests["logo.htm"])
     assert failure is not None and "not an HTML page: it holds binary data" in failure.error
+
+
+SPHINX = b"""<!doctype html><html><head><meta charset="utf-8">
+<title>dataclasses \xe2\x80\x94 Data Classes</title>
+<link rel="canonical" href="https://docs.example.org/lib/dataclasses.html"></head><body>
+<div role="main"><section id="top">
+<h1><a class="reference internal" href="#top"><code>dataclasses</code></a> \xe2\x80\x94 Data Classes
+<a class="headerlink" href="#top" title="Link to this heading">\xc2\xb6</a></h1>
+<p>This module provides a decorator and functions for adding generated special methods such as
+<code>__init__()</code> to user-defined classes, as
+<a href="pep-557.html">PEP 557</a> describes.</p>
+<h2>Module contents<a class="headerlink" href="#contents">#</a></h2>
+<p>The fields are defined with type annotations; the example below shows how in practice.</p>
+<div class="highlight"><pre><span class="nd">@dataclass</span>
+<span class="k">class</span> <span class="nc">Item</span>:
+    <span class="n">name</span>: str
+
+    <span class="k">def</span> <span class="nf">cost</span>(self) -&gt; float:
+        return 1
+</pre></div>
+</section></div></body></html>
+"""
+CODE = "@dataclass\nclass Item:\n    name: str\n\n    def cost(self) -> float:\n        return 1"
+
+
+def test_a_documentation_page_loses_its_header_anchors_and_keeps_code_byte_for_byte() -> None:
+    from bucketdigest.shared.result import internal_links
+    from bucketdigest.worker.digesters.doc_to_markdown.web import html_to_markdown
+
+    markdown, metadata = html_to_markdown(SPHINX)
+    assert markdown.startswith("# `dataclasses` — Data Classes\n")
+    assert "## Module contents\n" in markdown
+    assert "¶" not in markdown and "#top" not in markdown
+    assert metadata["title"] == "dataclasses — Data Classes"
+    assert f"```\n{CODE}\n```" in markdown
+    assert "[PEP 557](https://docs.example.org/lib/pep-557.html)" in markdown
+    assert internal_links(markdown) == []
+    without_base, _ = html_to_markdown(SPHINX.replace(b'rel="canonical"', b'rel="x"'))
+    assert "PEP 557 describes" in without_base and internal_links(without_base) == []

@@ -48,7 +48,7 @@ class UrlCrawl(Digester):
         if url is None:  # a text file that is not a link: nothing to fetch
             return {"web-page": Produced({}, {"url": None})}
         page = fetch(url, FetchSettings())
-        markdown, metadata = html_to_markdown(page.body)
+        markdown, metadata = html_to_markdown(page.body, page.final_url)
         content = {
             "url": url,
             "final_url": page.final_url,
