@@ -52,6 +52,14 @@ def info(
     failed = [
         f"{r.output} failed: {r.error}" for r in records.outputs if r.status is OutputStatus.FAILED
     ]
+    found = [
+        problem
+        for r in records.outputs
+        if r.status is OutputStatus.COMPLETED
+        and r.output != text.output
+        and isinstance(r.content, dict)
+        for problem in r.content.get("problems", [])
+    ]
     return {
         "digest": ticket.digest,
         "ext": ticket.ext,
@@ -62,7 +70,7 @@ def info(
         "pages": markdown.get("pages", 0),
         "metadata": metadata,
         "converter": markdown.get("converter", {}),
-        "problems": [*markdown.get("problems", []), *failed],
+        "problems": [*markdown.get("problems", []), *found, *failed],
         "converter_messages": markdown.get("converter_messages", ""),
         "outputs": {r.output: r.status.value for r in records.outputs},
         "provenance": dict(provenance),

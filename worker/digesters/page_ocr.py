@@ -1,8 +1,12 @@
 """page-ocr: text for the pages that have no text layer (scans, photos), via Tesseract.
 
-PyMuPDF drives Tesseract itself (``Page.get_textpage_ocr``); Tesseract comes from the system's
-packages (Debian: ``tesseract-ocr``, which brings English). OCR costs about a thousand times
-more than reading a text layer, so only pages whose Markdown holds no text are OCR'd.
+PyMuPDF renders the page; Tesseract's command line reads it (from the system's packages,
+Debian: ``tesseract-ocr``, which brings English; PyMuPDF's language data). OCR costs about a
+thousand times more than reading a text layer, so only pages whose Markdown holds no text are
+OCR'd. Each page keeps Tesseract's words with their confidence (``ocr/NNNN.tsv``); its text
+(``ocr/NNNN.md``) holds the lines Tesseract is sure of, and a page that is mostly noise
+(a blank page's grain, handwriting) is doubtful: its text is kept aside
+(``ocr/NNNN.doubtful.txt``), out of search, tags and summaries, and noted in the problems.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from bucketdigest.worker.predecessor import (
     open_predecessor,
     read_page_index,
 )
+from bucketdigest.worker.tesseract import LINE_FLOOR, read_image
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_PIXELS = 25_000_000
@@ -111,13 +116,14 @@ class PageOcr(Digester):
         }
         if not textless:
             return {"ocr": Produced({}, content)}
-        content["engine"] = tesseract_version()
+        content["engine"] = f"{tesseract_version()} (lines of mean confidence >= {LINE_FLOOR:g})"
         predecessor = open_predecessor(ctx.predecessor)
         files = _kept(ctx, predecessor, textless, content) if predecessor else {}
         todo = [n for n in textless if n not in files]
         files.update(self._ocr(ctx, todo, content) if todo else {})
         files = {ocr_member(n): text for n, text in sorted(files.items()) if text}
         content["characters"] = sum(len(text) for text in files.values())
+        files.update(content.pop("aside", {}))
         if predecessor is not None:
             content["from_predecessor"] = predecessor.tally(len(textless) - len(todo), len(todo))
         return {"ocr": Produced(files, content)}
@@ -125,27 +131,41 @@ class PageOcr(Digester):
     def _ocr(
         self, ctx: DigestContext, numbers: list[int], content: dict[str, Any]
     ) -> dict[int, bytes]:
-        """Each page's OCR text; a page too large for :data:`MAX_PIXELS` at the chosen dpi is
-        rendered at a lower one, recorded in ``content["lower_dpi"]``."""
+        """Each page's trusted OCR text; its words go aside (``content["aside"]``). A page too
+        large for :data:`MAX_PIXELS` at the chosen dpi is rendered at a lower one, recorded in
+        ``content["lower_dpi"]``; a doubtful page's confidence in ``content["doubtful"]``."""
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
-        tessdata = _tessdata()
-        files = {}
+        tessdata, binary = _tessdata(), shutil.which("tesseract") or "tesseract"
+        files: dict[int, bytes] = {}
+        aside: dict[str, bytes] = {}
         with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
             for number in numbers:
                 page = doc[number - 1]
                 dpi = page_dpi(page.rect.width, page.rect.height, ctx.settings.ocr_dpi)
                 if dpi != ctx.settings.ocr_dpi:
                     content.setdefault("lower_dpi", {})[str(number)] = dpi
+                image = page.get_pixmap(dpi=dpi).tobytes("png")
                 try:
-                    textpage = page.get_textpage_ocr(
-                        language=ctx.settings.ocr_language,
-                        dpi=dpi,
-                        full=True,
-                        tessdata=tessdata,
-                    )
-                except RuntimeError as exc:
-                    raise DigestError(f"Tesseract failed on page {number}: {exc}") from exc
-                text = _BLANK_LINES.sub("\n\n", page.get_text(textpage=textpage)).strip()
+                    read = read_image(image, ctx.settings.ocr_language, tessdata, binary)
+                except DigestError as exc:
+                    raise DigestError(f"page {number}: {exc}") from exc
+                member = ocr_member(number).removesuffix(".md")
+                if read.words:
+                    aside[f"{member}.tsv"] = read.tsv.encode()
+                    content.setdefault("confidence", {})[str(number)] = read.confidence
+                text = read.trusted
+                if read.doubtful:
+                    aside[f"{member}.doubtful.txt"] = (read.text + "\n").encode()
+                    content.setdefault("doubtful", {})[str(number)] = read.confidence
+                    text = ""
+                text = _BLANK_LINES.sub("\n\n", text).strip()
                 files[number] = (text + "\n").encode() if text else b""
+        if "doubtful" in content:
+            pages = ", ".join(content["doubtful"])
+            content["problems"] = [
+                f"OCR of page(s) {pages} is mostly noise (handwriting, a drawing or a blank "
+                "page's grain): its text is kept aside, out of search"
+            ]
+        content["aside"] = aside
         return files

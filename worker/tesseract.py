@@ -1,0 +1,125 @@
+"""Tesseract's words with their confidence, and the page text we trust from them.
+
+Tesseract reads a blank page's grain or a drawing as words (``, =~ » be 7 7 = = ee``) and
+handwriting as near-random letters, each with a low confidence. Its command line gives every
+word's confidence (``tsv``), which the OCR inside PyMuPDF does not: a line whose words it is
+unsure of (mean under :data:`LINE_FLOOR`) is left out, and a page where most words are so is
+*doubtful*: its text is kept aside, not searched, tagged or summarised.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+from dataclasses import dataclass
+
+from bucketdigest.shared.errors import DigestError
+
+LINE_FLOOR = 55.0
+"""A line's mean word confidence (0-100, weighted by length) below which it is noise."""
+TRUSTED_SHARE = 0.5
+"""A page whose trusted lines hold less than this share of its characters is doubtful."""
+TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    confidence: float
+    line: tuple[int, int, int]
+    """(block, paragraph, line) as Tesseract numbers them."""
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """The words Tesseract read on one page, and the raw ``tsv`` they came from."""
+
+    words: tuple[Word, ...]
+    tsv: str
+
+    def _lines(self) -> list[list[Word]]:
+        lines: dict[tuple[int, int, int], list[Word]] = {}
+        for word in self.words:
+            lines.setdefault(word.line, []).append(word)
+        return list(lines.values())
+
+    @staticmethod
+    def _confidence(words: list[Word]) -> float:
+        size = sum(len(w.text) for w in words)
+        return sum(w.confidence * len(w.text) for w in words) / size if size else 0.0
+
+    @property
+    def confidence(self) -> float:
+        """Mean word confidence, weighted by length (0 for a page with no words)."""
+        return round(self._confidence(list(self.words)), 1)
+
+    def _text(self, lines: list[list[Word]]) -> str:
+        paragraphs: list[list[str]] = []
+        last: tuple[int, int] | None = None
+        for words in lines:
+            if words[0].line[:2] != last:
+                paragraphs.append([])
+                last = words[0].line[:2]
+            paragraphs[-1].append(" ".join(w.text for w in words))
+        return "\n\n".join(_joined(lines) for lines in paragraphs)
+
+    @property
+    def trusted(self) -> str:
+        """The text of the lines whose mean confidence clears :data:`LINE_FLOOR`."""
+        return self._text([ws for ws in self._lines() if self._confidence(ws) >= LINE_FLOOR])
+
+    @property
+    def text(self) -> str:
+        """Every word read, trusted or not."""
+        return self._text(self._lines())
+
+    @property
+    def doubtful(self) -> bool:
+        """Words were read, but most of them (by length) on lines that are not trusted."""
+        total = sum(len(w.text) for w in self.words)
+        trusted = sum(
+            len(w.text) for ws in self._lines() if self._confidence(ws) >= LINE_FLOOR for w in ws
+        )
+        return total > 0 and trusted < TRUSTED_SHARE * total
+
+
+def _joined(lines: list[str]) -> str:
+    """A paragraph's lines as one line; a word hyphenated at a line end is joined."""
+    text = lines[0]
+    for line in lines[1:]:
+        if text.endswith("-") and line[:1].islower():
+            text = text[:-1] + line
+        else:
+            text += " " + line
+    return text
+
+
+def parse_tsv(tsv: str) -> OcrPage:
+    """Tesseract's ``tsv`` output as words (level 5 rows with text)."""
+    rows = csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE)
+    words = tuple(
+        Word(
+            row["text"].strip(),
+            float(row["conf"]),
+            (int(row["block_num"]), int(row["par_num"]), int(row["line_num"])),
+        )
+        for row in rows
+        if row.get("level") == "5" and (row.get("text") or "").strip()
+    )
+    return OcrPage(words, tsv)
+
+
+def read_image(image: bytes, language: str, tessdata: str, binary: str) -> OcrPage:
+    """OCR one page image (PNG bytes). One thread: workers run side by side on the cores."""
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    command = [binary, "stdin", "stdout", "--tessdata-dir", tessdata, "-l", language, "tsv"]
+    try:
+        done = subprocess.run(command, input=image, capture_output=True, env=env, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        raise DigestError(f"Tesseract took over {TIMEOUT} s") from exc
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise DigestError(f"Tesseract failed: {reason[-1] if reason else done.returncode}")
+    return parse_tsv(done.stdout.decode("utf-8", "replace"))
