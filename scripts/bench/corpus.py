@@ -63,7 +63,16 @@ ARCHIVES = (
     Archive("debian", "texlive-lang-chinese", "2022.20230122-1"),
     Archive("debian", "texlive-latex-base-doc", "2022.20230122-3"),
     Archive("debian", "texlive-latex-recommended-doc", "2022.20230122-3"),
+    Archive("debian", "texlive-publishers-doc", "2022.20230122-4"),
 )
+PAPERS = (
+    r"acmart/samples/sample-(sigconf|acmsmall|acmtog)\.pdf$|elsarticle/elstest-5p\.pdf$"
+    r"|ieeeconf/IEEEconf\.pdf$|asmeconf/asmeconf-template\.pdf$|mnras/mnras_guide\.pdf$"
+    r"|aastex/sample631\.pdf$|jmlr/pmlr-sample\.pdf$|ejpecp/sample\.pdf$"
+    r"|nwejm/examples/article-in-english\.pdf$|ieeetran/testflow_doc\.pdf$"
+)
+"""Journal and conference papers set by publishers' classes: one and two columns, running
+heads and footers, tables, footnotes, references."""
 RULES = (
     Rule("pypdf", r"/encryption/|encrypt|password", "encrypted"),
     Rule("pikepdf", r"encrypt", "encrypted"),
@@ -81,6 +90,7 @@ RULES = (
     Rule("texlive-lang-arabic", r"\.pdf$", "Arabic and Persian (right to left)", 14),
     Rule("texlive-lang-japanese", r"\.pdf$", "Japanese (some vertical)", 14),
     Rule("texlive-lang-chinese", r"\.pdf$", "Chinese", 12),
+    Rule("texlive-publishers-doc", PAPERS, "papers"),
 )
 
 

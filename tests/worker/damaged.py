@@ -151,3 +151,26 @@ def attachments_encrypted(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(raw_pdf(objects, trailer))
     return path
+
+
+def _text_stream(text: bytes) -> bytes:
+    body = b"BT /F1 14 Tf 72 700 Td (" + text + b") Tj ET"
+    return b"<< /Length %d >>\nstream\n%s\nendstream" % (len(body), body)
+
+
+def page_tree_cycle(path: Path) -> Path:
+    """Two pages under a /Pages node that lists itself among its kids, the font and page size
+    inherited from it: MuPDF fails on loading a page ("cycle in page tree"), qpdf refuses the
+    loop; PDFium and poppler read it."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 2 0 R 4 0 R] /Count 2 /MediaBox [0 0 612 792]"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Type /Page /Parent 2 0 R /Contents 6 0 R >>",
+        b"<< /Type /Page /Parent 2 0 R /Contents 7 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        _text_stream(b"The first page tells how the siege began."),
+        _text_stream(b"The second page tells how the moat was crossed."),
+    ]
+    path.write_bytes(raw_pdf(objects))
+    return path

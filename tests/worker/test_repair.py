@@ -25,6 +25,7 @@ from tests.worker.damaged import (
     attachments_encrypted,
     bad_page_count,
     invisible_text_layer,
+    page_tree_cycle,
     poisoned_page,
 )
 
@@ -108,3 +109,29 @@ def test_pages_whose_markdown_keeps_their_text_are_left_alone(tmp_path: Path) ->
     conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode="layout"))
     assert not any("text layer" in p for p in conversion.problems)
     assert conversion.pages[0].startswith("#")
+
+
+def test_a_page_tree_with_a_cycle_is_walked_with_the_cycle_broken(tmp_path: Path) -> None:
+    source = page_tree_cycle(tmp_path / "cycle.pdf")
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    assert conversion.converter["engine"] == "mupdf+page-tree"
+    assert [page.strip() for page in conversion.pages] == [
+        "The first page tells how the siege began.",
+        "The second page tells how the moat was crossed.",
+    ]
+    assert any("page tree rebuilt" in p and "cycle" in p for p in conversion.problems)
+
+
+def test_poppler_is_the_last_text_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bucketdigest.worker.digesters.doc_to_markdown import repair
+
+    source = page_tree_cycle(tmp_path / "cycle.pdf")
+    monkeypatch.setattr(repair, "_mupdf_view", lambda *_: None)
+    monkeypatch.setattr(repair, "pdfium_texts", lambda _, reasons: reasons.update(PDFium="no"))
+    opened = repair.open_document(source, "pdf", tmp_path)
+    assert opened.engine == "poppler" and opened.doc is None
+    assert [t.strip() for t in opened.texts] == [
+        "The first page tells how the siege began.",
+        "The second page tells how the moat was crossed.",
+    ]
+    assert "text only, extracted by poppler" in opened.problems[0]

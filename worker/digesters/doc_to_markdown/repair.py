@@ -1,8 +1,10 @@
 """Opening what other readers open. MuPDF first; for a PDF it refuses (a broken xref or
 trailer, a damaged page tree, "no pages"), a copy rewritten by qpdf's recovery (pikepdf) is
-tried next; a PDF neither reads, or one only PDFium opens (say, one whose attachments alone are
-encrypted), gets its text from PDFium (pypdfium2). Only a file no engine reads, or one that
-needs a user password, is given up, with each engine's reason.
+tried next, then a copy whose page tree we walk ourselves with its cycles broken (qpdf refuses
+a loop in the page tree); a PDF none of these reads, or one only PDFium opens (say, one whose
+attachments alone are encrypted), gets its text from PDFium (pypdfium2), and failing that from
+poppler's ``pdftotext``. Only a file no engine reads, or one that needs a user password, is
+given up, with each engine's reason.
 
 Imported only in the digester process, like the rest of the engine.
 """
@@ -10,6 +12,9 @@ Imported only in the digester process, like the rest of the engine.
 from __future__ import annotations
 
 import contextlib
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,8 +52,16 @@ def _mupdf(path: Path, ext: str, reasons: dict[str, str], engine: str) -> pymupd
         elif doc.page_count == 0:  # a damaged page tree raises here, not when opening
             reasons[engine] = NO_PAGES
         else:
+            for _ in doc:  # a cycle in the page tree raises only when pages are loaded
+                pass
             return doc
-    except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
+    except (
+        pymupdf.FileDataError,
+        pymupdf.EmptyFileError,
+        pymupdf.mupdf.FzErrorBase,
+        RuntimeError,
+        ValueError,
+    ) as exc:
         reasons[engine] = _reason(exc, path)
     if doc is not None:
         doc.close()
@@ -69,6 +82,75 @@ def _qpdf_repaired(source: Path, scratch: Path, reasons: dict[str, str]) -> Path
         reasons["qpdf"] = _reason(exc, source)
         return None
     return repaired
+
+
+_INHERITED = ("Resources", "MediaBox", "CropBox", "Rotate")
+_REFERENCE = re.compile(r"(\d+) 0 R")
+
+
+def _page_tree_flattened(source: Path, scratch: Path, reasons: dict[str, str]) -> Path | None:
+    """A copy whose page tree is one node holding every page reachable from the root once
+    (a node met again is skipped), attributes pages inherit written onto the pages. Walked
+    object by object with MuPDF, which opens such a file but fails on loading its pages
+    (qpdf refuses to open it at all)."""
+    flattened = scratch / "flattened.pdf"
+    try:
+        with pymupdf.open(source, filetype="pdf") as doc:
+            kind, value = doc.xref_get_key(doc.pdf_catalog(), "Pages")
+            if kind != "xref":
+                raise ValueError("the catalog names no page tree")
+            root = int(value.split()[0])
+            pages: list[int] = []
+            seen: set[int] = set()
+
+            def walk(node: int, inherited: dict[str, str]) -> None:
+                if node in seen:
+                    return
+                seen.add(node)
+                kind, kids = doc.xref_get_key(node, "Kids")
+                if kind == "null":
+                    for key, value in inherited.items():
+                        if doc.xref_get_key(node, key)[0] == "null":
+                            doc.xref_set_key(node, key, value)
+                    pages.append(node)
+                    return
+                passed = dict(inherited)
+                for key in _INHERITED:
+                    kind, value = doc.xref_get_key(node, key)
+                    if kind != "null":
+                        passed[key] = value
+                for kid in _REFERENCE.findall(kids):
+                    walk(int(kid), passed)
+
+            walk(root, {})
+            if not pages:
+                reasons["page tree walk"] = NO_PAGES
+                return None
+            doc.xref_set_key(root, "Kids", "[" + " ".join(f"{n} 0 R" for n in pages) + "]")
+            doc.xref_set_key(root, "Count", str(len(pages)))
+            for page in pages:
+                doc.xref_set_key(page, "Parent", f"{root} 0 R")
+            doc.save(flattened)
+    except (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError, OSError) as exc:
+        reasons["page tree walk"] = _reason(exc, source)
+        return None
+    return flattened
+
+
+def poppler_texts(source: Path, reasons: dict[str, str]) -> tuple[str, ...] | None:
+    """Every page's text by poppler's ``pdftotext``, or None (the reason in ``reasons``)."""
+    binary = shutil.which("pdftotext")
+    if binary is None:
+        reasons["poppler"] = "pdftotext is not installed (Debian: poppler-utils)"
+        return None
+    done = subprocess.run(
+        [binary, "-q", "-enc", "UTF-8", str(source), "-"], capture_output=True, timeout=600
+    )
+    text = done.stdout.decode("utf-8", "replace")
+    if done.returncode != 0 or not text.strip():
+        reasons["poppler"] = f"pdftotext found no text (exit {done.returncode})"
+        return None
+    return tuple(text.split("\f")[:-1] if text.endswith("\f") else text.split("\f"))
 
 
 def pdfium_texts(source: Path, reasons: dict[str, str] | None = None) -> tuple[str, ...] | None:
@@ -123,6 +205,12 @@ def _mupdf_view(source: Path, ext: str, scratch: Path, reasons: dict[str, str]) 
         if doc is not None:
             problem = f"repaired with qpdf before converting (MuPDF: {reasons['MuPDF']})"
             return Opened(doc, engine="mupdf+qpdf", problems=[problem])
+    flattened = _page_tree_flattened(source, scratch, reasons)
+    if flattened is not None:
+        doc = _mupdf(flattened, ext, reasons, "MuPDF after the page tree walk")
+        if doc is not None:
+            problem = f"page tree rebuilt before converting (MuPDF: {reasons['MuPDF']})"
+            return Opened(doc, engine="mupdf+page-tree", problems=[problem])
     return None
 
 
@@ -155,6 +243,10 @@ def open_document(source: Path, ext: str, scratch: Path) -> Opened:
         return Opened(None, texts, engine="pdfium", problems=[problem])
     if texts is not None:
         reasons["PDFium"] = NO_PAGES
+    if ext == "pdf" and (texts := poppler_texts(source, reasons)):
+        said = "; ".join(f"{engine}: {why}" for engine, why in reasons.items())
+        problem = f"text only, extracted by poppler: no other engine could open it ({said})"
+        return Opened(None, texts, engine="poppler", problems=[problem])
     with contextlib.suppress(OSError):
         (scratch / "repaired.pdf").unlink(missing_ok=True)
     raise _give_up(reasons)

@@ -1,0 +1,157 @@
+"""Page-level fidelity: the facts of ``facts.jsonl`` (read off real pages of the real-world
+corpus) and of ``fidelity_pages.py`` (generated pages) checked against the Markdown a user
+gets (``bucketdigest run``, default options: each page's Markdown with its OCR text), side by
+side with ``pdftotext -layout`` and bare pymupdf4llm (layout mode, its defaults) on the same
+pages; pass rate per fact type. ``--quick``: the generated pages alone."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import fidelity_pages
+from common import CLI, table
+from corpus import fetch
+from facts import check
+
+from bucketdigest.ingestor.ingest import sha256_file
+from bucketdigest.worker.pagetext import merged_page
+
+FACTS = Path(__file__).with_name("facts.jsonl")
+TYPES = ("present", "absent", "order", "table")
+SYSTEMS = ("bucketdigest", "pdftotext -layout", "pymupdf4llm (bare)")
+
+
+def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
+    facts = fidelity_pages.make(generated)
+    if not quick:
+        facts += [json.loads(line) for line in FACTS.read_text().splitlines() if line.strip()]
+    return facts
+
+
+def _sources(facts: list[dict[str, Any]], generated: Path) -> dict[str, Path]:
+    wanted = {fact["doc"] for fact in facts}
+    found = {doc: generated / doc.removeprefix("generated/") for doc in wanted}
+    corpus = [path for path, _ in fetch()] if any(not d.startswith("generated/") for d in wanted) else []
+    for doc in wanted:
+        if doc.startswith("generated/"):
+            continue
+        matches = [path for path in corpus if path.as_posix().endswith("/" + doc)]
+        if not matches:
+            raise SystemExit(f"{doc}: not in the corpus (corpus.json)")
+        found[doc] = matches[0]
+    return found
+
+
+def _ours(sources: dict[str, Path], work: Path) -> tuple[dict[tuple[str, int], str], float]:
+    """Each (doc, page)'s Markdown with its OCR text, and the run's seconds."""
+    folder = work / "in"
+    folder.mkdir()
+    names = {}
+    for number, (doc, path) in enumerate(sorted(sources.items())):
+        name = f"{number:03d}-{path.name}"
+        shutil.copyfile(path, folder / name)
+        names[doc] = sha256_file(path)[0]
+    bucket = work / "bucket"
+    started = time.perf_counter()
+    subprocess.run(
+        [*CLI, "run", str(folder), "--bucket", str(bucket), "--workers", "2"],
+        capture_output=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    pages: dict[tuple[str, int], str] = {}
+    for doc, digest in names.items():
+        result = bucket / "store" / "out" / f"{digest}.zip"
+        if not result.is_file():
+            continue
+        with zipfile.ZipFile(io.BytesIO(result.read_bytes())) as archive:
+            members = set(archive.namelist())
+            for member in sorted(m for m in members if m.startswith("pages/")):
+                number = int(Path(member).stem)
+                ocr = f"ocr/{number:04d}.md"
+                text = archive.read(ocr).decode() if ocr in members else ""
+                pages[(doc, number)] = merged_page(archive.read(member).decode(), text)
+    return pages, seconds
+
+
+def _pdftotext(path: Path, number: int) -> str:
+    command = ["pdftotext", "-layout", "-q", "-f", str(number), "-l", str(number), str(path), "-"]
+    done = subprocess.run(command, capture_output=True, check=False)
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _bare(path: Path, number: int) -> str:
+    import pymupdf
+    import pymupdf4llm
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        pymupdf4llm.use_layout(True)
+        with pymupdf.open(path) as doc:
+            return str(pymupdf4llm.to_markdown(doc, pages=[number - 1], show_progress=False))
+
+
+def run(quick: bool) -> str:
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-fidelity-") as scratch:
+        work = Path(scratch)
+        facts = _facts(quick, work / "generated")
+        sources = _sources(facts, work / "generated")
+        ours, seconds = _ours(sources, work)
+        wanted = sorted({(fact["doc"], fact["page"]) for fact in facts})
+        texts = {
+            SYSTEMS[0]: {key: ours.get(key, "") for key in wanted},
+            SYSTEMS[1]: {key: _pdftotext(sources[key[0]], key[1]) for key in wanted},
+            SYSTEMS[2]: {key: _bare(sources[key[0]], key[1]) for key in wanted},
+        }
+        passed: dict[str, dict[str, list[bool]]] = {s: defaultdict(list) for s in SYSTEMS}
+        failures = []
+        for fact in facts:
+            for system in SYSTEMS:
+                outcome = check(fact, texts[system][(fact["doc"], fact["page"])])
+                passed[system][fact["type"]].append(outcome.passed)
+                if system == SYSTEMS[0] and not outcome.passed:
+                    failures.append((fact, outcome.why))
+    rows = []
+    for kind in (*TYPES, "all"):
+        cells: list[object] = [kind]
+        for system in SYSTEMS:
+            results = (
+                [r for k in TYPES for r in passed[system][k]]
+                if kind == "all"
+                else passed[system][kind]
+            )
+            cells.append(f"{sum(results) / len(results):.0%} ({sum(results)}/{len(results)})"
+                         if results else "-")
+        rows.append(cells)
+    real = sum(1 for f in facts if not f["doc"].startswith("generated/"))
+    real_pages = len({(f["doc"], f["page"]) for f in facts if not f["doc"].startswith("generated/")})
+    pages = len(ours)
+    lines = [
+        f"{len(facts)} facts on {len(wanted)} pages ({real} facts read off {real_pages} real "
+        f"pages of the corpus, the rest on generated pages); `bucketdigest run --workers 2` "
+        f"on the {len(sources)} documents took {seconds:.0f} s for {pages} pages.",
+        "",
+        table(["fact type", *SYSTEMS], rows),
+    ]
+    if failures:
+        lines += ["", "Facts bucketdigest misses:", ""]
+        for fact, why in failures:
+            what = fact.get("text") or fact.get("cell") or f"{fact.get('before')} < {fact.get('after')}"
+            lines.append(f"- {fact['type']} `{fact['doc'].rsplit('/', 1)[-1]}` p.{fact['page']}: "
+                         f"{str(what)[:70]!r} ({why})")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(run("--quick" in sys.argv))
