@@ -131,12 +131,19 @@ def _worker(
     llm_url: str | None,
     llm_model: str | None,
     llm_key_env: str,
+    ocr_endpoint: str | None,
+    ocr_model: str | None,
     monitor_every: float,
     grace: float,
 ) -> WorkerSettings:
     if bool(llm_url) != bool(llm_model):
         raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
+    if bool(ocr_endpoint) != bool(ocr_model):
+        raise click.UsageError("--ocr-endpoint and --ocr-model go together: give both or neither.")
     llm = LlmSettings(url=llm_url, model=llm_model, api_key_env=llm_key_env) if llm_url else None
+    vision = None
+    if ocr_endpoint and ocr_model:
+        vision = LlmSettings(url=ocr_endpoint, model=ocr_model, api_key_env=llm_key_env)
     return WorkerSettings(
         lease_seconds=lease_seconds,
         max_attempts=max_attempts,
@@ -149,6 +156,7 @@ def _worker(
             converter=ConverterOptions(mode=converter_mode, keep_headers=keep_headers),
             ocr_language=ocr_language,
             llm=llm,
+            ocr_endpoint=vision,
         ),
         limits=SandboxLimits(
             timeout=job_timeout,
@@ -251,6 +259,18 @@ worker_options = option_group(
         default="BUCKETDIGEST_LLM_API_KEY",
         show_default=True,
         help="Environment variable holding the endpoint's API key (if it needs one).",
+    ),
+    click.option(
+        "--ocr-endpoint",
+        envvar="BUCKETDIGEST_OCR_ENDPOINT",
+        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a vision model "
+        "(olmOCR, or any model vLLM, Ollama or LM Studio serve) that reads pages without a "
+        "text layer; Tesseract reads a page it fails on. Its key: --llm-key-env.",
+    ),
+    click.option(
+        "--ocr-model",
+        envvar="BUCKETDIGEST_OCR_MODEL",
+        help="Model name sent to --ocr-endpoint.",
     ),
     click.option(
         "--monitor-every",

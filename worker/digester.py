@@ -52,6 +52,9 @@ class DigestSettings:
     thumbnail_pixels: int = 320
     """The thumbnail's longer side."""
     llm: LlmSettings | None = None
+    ocr_endpoint: LlmSettings | None = None
+    """A vision model that reads pages without a text layer instead of Tesseract (which
+    stays the fallback for a page the endpoint fails on)."""
 
 
 @dataclass(frozen=True)

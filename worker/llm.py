@@ -1,4 +1,5 @@
-"""A summary from an OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp, Ollama...).
+"""Summaries and page text from an OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp,
+Ollama, LM Studio...).
 
 POST ``<url>/chat/completions``; the key, if any, comes from an environment variable and is sent
 as a bearer token. Timeouts, 429 and 5xx answers and dropped connections are retried with
@@ -7,8 +8,10 @@ exponential backoff; any other answer fails at once with what the server said.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import urllib.error
 import urllib.request
 
@@ -27,6 +30,10 @@ SYSTEM_PROMPT = (
     "words in the document's language: what it is, what it covers, its main rules or points. "
     "No preamble."
 )
+
+
+_FENCED = re.compile(r"\A```(?:markdown|md)?\n(.*)\n```\Z", re.DOTALL)
+"""Models often wrap a whole Markdown answer in a code fence."""
 
 
 class _RetryableCall(Exception):
@@ -60,18 +67,10 @@ def _post(settings: LlmSettings, body: bytes) -> dict:
         raise DigestError(f"the LLM endpoint did not answer JSON: {exc}") from exc
 
 
-def summarise(text: str, settings: LlmSettings) -> str:
-    """The model's summary of ``text`` (cut to ``max_input_chars``). Raises DigestError."""
-    body = json.dumps(
-        {
-            "model": settings.model,
-            "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": text[: settings.max_input_chars]},
-            ],
-            "temperature": 0,
-        }
-    ).encode()
+def chat(messages: list[dict], settings: LlmSettings, what: str) -> str:
+    """The model's answer to ``messages``; DigestError naming ``what`` was asked for when the
+    endpoint fails past its retries or answers nothing."""
+    body = json.dumps({"model": settings.model, "messages": messages, "temperature": 0}).encode()
     call = retry(
         retry=retry_if_exception(_retryable),
         stop=stop_after_attempt(settings.attempts),
@@ -83,9 +82,38 @@ def summarise(text: str, settings: LlmSettings) -> str:
     except _RetryableCall as exc:
         raise DigestError(f"the LLM endpoint failed {settings.attempts} times: {exc}") from exc
     try:
-        summary = answer["choices"][0]["message"]["content"]
+        content = answer["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError) as exc:
         raise DigestError(f"unexpected answer from the LLM endpoint: {answer!r:.300}") from exc
-    if not isinstance(summary, str) or not summary.strip():
-        raise DigestError("the LLM endpoint returned an empty summary")
-    return summary.strip()
+    if not isinstance(content, str) or not content.strip():
+        raise DigestError(f"the LLM endpoint returned an empty {what}")
+    return content.strip()
+
+
+def summarise(text: str, settings: LlmSettings) -> str:
+    """The model's summary of ``text`` (cut to ``max_input_chars``). Raises DigestError."""
+    messages = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": text[: settings.max_input_chars]},
+    ]
+    return chat(messages, settings, "summary")
+
+
+OCR_PROMPT = (
+    "Transcribe this document page to Markdown: every word as printed, in reading order, "
+    "headings as Markdown headings, tables as Markdown tables. Leave out running headers, "
+    "footers and page numbers. Answer with the Markdown alone, or with nothing if the page "
+    "holds no text."
+)
+
+
+def read_page_image(png: bytes, settings: LlmSettings) -> str:
+    """A vision model's Markdown of a page image (olmOCR or any model an OpenAI-compatible
+    server runs). Raises DigestError."""
+    image = "data:image/png;base64," + base64.b64encode(png).decode()
+    content = [
+        {"type": "text", "text": OCR_PROMPT},
+        {"type": "image_url", "image_url": {"url": image}},
+    ]
+    text = chat([{"role": "user", "content": content}], settings, "page text")
+    return _FENCED.sub(r"\1", text).strip()

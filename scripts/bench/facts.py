@@ -23,20 +23,21 @@ from typing import Any
 from rapidfuzz import fuzz
 
 _REPLACEMENTS = {
-    "‘": "'",
-    "’": "'",
-    "‚": "'",
-    "“": '"',
-    "”": '"',
-    "„": '"',
-    "＿": "_",
-    "–": "-",
-    "—": "-",
-    "‑": "-",
-    "‒": "-",
-    "−": "-",
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\uff3f": "_",
+    "\u2013": "-",
+    "\u2014": "-",
+    "\u2011": "-",
+    "\u2012": "-",
+    "\u2212": "-",
     "\u00b5": "\u03bc",
 }
+"""Typographic quotes, dashes and the like as their ASCII forms (olmOCR-Bench's list)."""
 
 
 def normalize(text: str) -> str:
@@ -104,7 +105,7 @@ Table = list[list[str]]
 def _markdown_tables(content: str) -> list[Table]:
     tables: list[Table] = []
     rows: Table = []
-    for line in content.split("\n") + [""]:
+    for line in [*content.split("\n"), ""]:
         stripped = line.strip()
         if stripped.startswith("|"):
             inner = stripped[1:-1] if stripped.endswith("|") else stripped[1:]

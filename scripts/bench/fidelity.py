@@ -41,7 +41,9 @@ def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
 def _sources(facts: list[dict[str, Any]], generated: Path) -> dict[str, Path]:
     wanted = {fact["doc"] for fact in facts}
     found = {doc: generated / doc.removeprefix("generated/") for doc in wanted}
-    corpus = [path for path, _ in fetch()] if any(not d.startswith("generated/") for d in wanted) else []
+    corpus = (
+        [path for path, _ in fetch()] if any(not d.startswith("generated/") for d in wanted) else []
+    )
     for doc in wanted:
         if doc.startswith("generated/"):
             continue
@@ -129,11 +131,16 @@ def run(quick: bool) -> str:
                 if kind == "all"
                 else passed[system][kind]
             )
-            cells.append(f"{sum(results) / len(results):.0%} ({sum(results)}/{len(results)})"
-                         if results else "-")
+            cells.append(
+                f"{sum(results) / len(results):.0%} ({sum(results)}/{len(results)})"
+                if results
+                else "-"
+            )
         rows.append(cells)
     real = sum(1 for f in facts if not f["doc"].startswith("generated/"))
-    real_pages = len({(f["doc"], f["page"]) for f in facts if not f["doc"].startswith("generated/")})
+    real_pages = len(
+        {(f["doc"], f["page"]) for f in facts if not f["doc"].startswith("generated/")}
+    )
     pages = len(ours)
     lines = [
         f"{len(facts)} facts on {len(wanted)} pages ({real} facts read off {real_pages} real "
@@ -145,9 +152,15 @@ def run(quick: bool) -> str:
     if failures:
         lines += ["", "Facts bucketdigest misses:", ""]
         for fact, why in failures:
-            what = fact.get("text") or fact.get("cell") or f"{fact.get('before')} < {fact.get('after')}"
-            lines.append(f"- {fact['type']} `{fact['doc'].rsplit('/', 1)[-1]}` p.{fact['page']}: "
-                         f"{str(what)[:70]!r} ({why})")
+            what = (
+                fact.get("text")
+                or fact.get("cell")
+                or f"{fact.get('before')} < {fact.get('after')}"
+            )
+            lines.append(
+                f"- {fact['type']} `{fact['doc'].rsplit('/', 1)[-1]}` p.{fact['page']}: "
+                f"{str(what)[:70]!r} ({why})"
+            )
     return "\n".join(lines)
 
 

@@ -44,8 +44,13 @@ def _journal(path: Path) -> list[dict[str, Any]]:
             {"doc": doc_name, "page": number, "type": "absent", "text": "Downloaded from"},
             {"doc": doc_name, "page": number, "type": "present", "text": _LEFT[1]},
             {"doc": doc_name, "page": number, "type": "present", "text": _RIGHT[2]},
-            {"doc": doc_name, "page": number, "type": "order", "before": _LEFT[2],
-             "after": _RIGHT[0]},
+            {
+                "doc": doc_name,
+                "page": number,
+                "type": "order",
+                "before": _LEFT[2],
+                "after": _RIGHT[0],
+            },
         ]
     doc.save(path)
     return facts
@@ -80,8 +85,12 @@ def _report(path: Path) -> list[dict[str, Any]]:
         {**table, "cell": "-0.2", "top_heading": "Change", "left": "5.0"},
         {**table, "cell": "33", "up": "Autumn", "left_heading": "North bank"},
         {**table, "cell": "22", "up": "27", "left_heading": "South bank"},
-        {"doc": name, "page": 1, "type": "present",
-         "text": "The upper terrace gained most once irrigation began in the second year."},
+        {
+            "doc": name,
+            "page": 1,
+            "type": "present",
+            "text": "The upper terrace gained most once irrigation began in the second year.",
+        },
     ]
 
 
@@ -105,8 +114,12 @@ def _manual(path: Path) -> list[dict[str, Any]]:
         facts += [
             {"doc": name, "page": number, "type": "absent", "text": "Rulebook v2.1"},
             {"doc": name, "page": number, "type": "present", "text": _MANUAL[number % 3]},
-            {"doc": name, "page": number, "type": "present",
-             "text": f"Chapter {number}: Setting up"},
+            {
+                "doc": name,
+                "page": number,
+                "type": "present",
+                "text": f"Chapter {number}: Setting up",
+            },
         ]
     doc.save(path)
     return facts

@@ -24,6 +24,7 @@ from corpus import fetch, page_count
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
+from bucketdigest.shared.result import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.pagetext import word_counts, word_recall
 
@@ -66,6 +67,15 @@ for number, name in enumerate(sys.argv[2:]):
         pass
 print(pages)
 """
+
+
+def _running(archive: zipfile.ZipFile) -> str:
+    """The running heads, feet and page numbers taken out of the pages (kept in pages.json):
+    ``pdftotext`` prints them, so recall counts them where they are kept."""
+    if "pages.json" not in archive.namelist():
+        return ""
+    pages = json.loads(archive.read("pages.json")).get("running", [])
+    return "\n" + "\n".join(line for page in pages for line in page["header"] + page["footer"])
 
 
 def _poppler(command: str, path: Path) -> str | None:
@@ -140,7 +150,7 @@ def run(quick: bool) -> str:
         bare_seconds, bare_pages = _bare_pair([p for p, _, _ in placed], root)
         stats: dict[str, dict] = defaultdict(lambda: defaultdict(float))
         recalls: dict[str, list[tuple[float, bool]]] = defaultdict(list)
-        chain_pages = 0
+        chain_pages = broken = 0
         seen: set[str] = set()
         for copy, category, digest in placed:
             row = stats[category]
@@ -156,8 +166,10 @@ def run(quick: bool) -> str:
             row["readable out"] += readable
             with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as archive:
                 info = json.loads(archive.read("info.json"))
-                markdown = archive.read("document.md").decode()
+                markdown = archive.read("document.md").decode() + _running(archive)
                 records = json.loads(archive.read("digests.json"))
+                if digest not in seen:
+                    broken += len(broken_links(archive))
             if digest not in seen:
                 seen.add(digest)
                 row["pages"] += info["pages"]
@@ -227,7 +239,9 @@ def run(quick: bool) -> str:
         f"{_mean(readable_every)} over the {len(readable_every)} whose `pdftotext` text is not "
         f"garbled (Latin letters inside Arabic words). Pages/s per worker: a category's pages "
         f"over the sum of its documents' chain time (first output started to last output "
-        f"finished).\n\n"
+        f"finished). Recall counts the running heads, feet and page numbers taken out of the "
+        f"pages where they are kept (pages.json), as `pdftotext` prints them. Broken links "
+        f"(a link in a Markdown member naming no member of its zip): {broken}.\n\n"
         + table(
             ("on the same files, 2 processes", "seconds", "pages", "pages/s"),
             [

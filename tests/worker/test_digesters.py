@@ -103,6 +103,7 @@ def test_a_poster_page_is_ocrd_at_the_dpi_its_size_allows(tmp_path: Path) -> Non
     results = _chain_until(ctx, "page-ocr")
     assert results["ocr"].content["lower_dpi"] == {"1": page_dpi(18000, 36000, 300)}
     assert page_dpi(18000, 36000, 300) < 300 and page_dpi(595, 842, 300) == 300
+    assert page_dpi(200, 304, 300) == 600, "a small page is read at a higher resolution"
     assert "Dragons" in results["ocr"].files["ocr/0001.md"].decode()
 
 
@@ -208,3 +209,29 @@ def test_an_endpoint_that_refuses_fails_the_summary_with_its_answer(
     ctx = _ctx(tmp_path, source, llm=LlmSettings(chat.url, "nope", timeout=5))
     with pytest.raises(DigestError, match=r"HTTP 400.*unknown model"):
         _chain_until(ctx, "summary")
+
+
+def test_a_vision_endpoint_reads_pages_without_a_text_layer(
+    tmp_path: Path, chat: _ChatServer
+) -> None:
+    chat.replies.append((200, _answer("```markdown\n# Rules of Battle\n\nDragons fly.\n```")))
+    source = scanned_pdf(tmp_path / "scan.pdf")
+    ocr_model = LlmSettings(chat.url, "olmocr-test", timeout=5)
+    results = _chain_until(_ctx(tmp_path, source, ocr_endpoint=ocr_model), "page-ocr")
+    assert results["ocr"].files["ocr/0001.md"] == b"# Rules of Battle\n\nDragons fly.\n"
+    assert results["ocr"].content["by_endpoint"] == [1]
+    (request,) = chat.requests
+    image = request["body"]["messages"][0]["content"][1]["image_url"]["url"]
+    assert request["body"]["model"] == "olmocr-test" and image.startswith("data:image/png;base64,")
+
+
+def test_tesseract_reads_a_page_the_vision_endpoint_fails_on(
+    tmp_path: Path, chat: _ChatServer
+) -> None:
+    chat.replies.append((400, {"error": "no vision support"}))
+    source = scanned_pdf(tmp_path / "scan.pdf")
+    ocr_model = LlmSettings(chat.url, "text-only", timeout=5)
+    results = _chain_until(_ctx(tmp_path, source, ocr_endpoint=ocr_model), "page-ocr")
+    assert "Dragons breathe fire" in results["ocr"].files["ocr/0001.md"].decode()
+    (problem,) = results["ocr"].content["problems"]
+    assert problem.startswith("page 1: the OCR endpoint failed") and "HTTP 400" in problem

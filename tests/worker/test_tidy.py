@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bucketdigest.worker.digesters.doc_to_markdown.tidy import tidy, vocabulary
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
 from bucketdigest.worker.pagetext import plain_text
 
 
@@ -34,12 +34,14 @@ def test_line_breaks_in_table_cells_are_spaces_and_header_cells_lose_their_bold(
 def test_headings_carry_no_bold() -> None:
     assert tidy("# **Rulebook 3**") == "# Rulebook 3"
     heading = "### **1.1 Writing classes for L**<sup>**A**</sup> **TEX 2** **_ε_**"
-    assert tidy(heading) == "### 1.1 Writing classes for LA TEX 2 _ε_"
+    assert tidy(heading) == "### 1.1 Writing classes for LaTeX 2 _ε_"
 
 
 def test_super_and_subscripts_become_characters_or_inline_text() -> None:
     assert tidy("an area of 4 m<sup>2</sup> and H<sub>2</sub>O") == "an area of 4 m² and H₂O"
     assert tidy("the 1<sup>st</sup> player") == "the 1st player"
+    assert tidy("128<sup>+</sup> glyphs, 124_._3 m") == "128+ glyphs, 124.3 m"
+    assert tidy("in L<sup>A</sup> TEX 2.09 and L<sup>A</sup>TEX") == "in LaTeX 2.09 and LaTeX"
     assert tidy("as shown by Smith<sup>12</sup>.") == "as shown by Smith¹².", "footnote mark"
     assert plain_text(tidy("as shown by Smith<sup>12</sup>.")) == "as shown by Smith."
 
@@ -59,6 +61,29 @@ def test_tex_quote_pairs_and_separate_accents_are_composed() -> None:
 
 def test_a_word_broken_at_a_line_end_is_joined_when_the_document_knows_it() -> None:
     pages = ["The water is cold.", "Bring wa- ter and a class- and package-level plan."]
-    words = vocabulary(pages)
-    assert tidy(pages[1], words) == "Bring water and a class- and package-level plan."
-    assert tidy("fresh wa-\nter", words) == "fresh water"
+    known = lexicon(pages)
+    assert tidy(pages[1], known) == "Bring water and a class- and package-level plan."
+    assert tidy("fresh wa-\nter", known) == "fresh water"
+
+
+def test_a_compound_the_converter_joined_at_a_line_end_gets_its_hyphen_back() -> None:
+    pages = ["These cross-referencing commands", "when crossreferencing. A microcavity"]
+    assert tidy(pages[1], lexicon(pages)) == "when cross-referencing. A microcavity"
+
+
+def test_no_space_before_punctuation_after_a_styled_word_and_plain_words_leave_code() -> None:
+    page = (
+        "between `\\and` and `\\or` . Note the **warning** . **Lemma 1.3** (Mine) **.** "
+        "`letter` class"
+    )
+    assert (
+        tidy(page)
+        == "between `\\and` and `\\or`. Note the **warning**. **Lemma 1.3** (Mine). letter class"
+    )
+
+
+def test_code_blocks_are_left_as_they_are() -> None:
+    page = "Text ‘‘quoted’’.\n\n```\nx = a- b  # <br> stays\n```\nAfter."
+    assert (
+        tidy(page, lexicon(["ab"])) == "Text “quoted”.\n\n```\nx = a- b  # <br> stays\n```\nAfter."
+    )

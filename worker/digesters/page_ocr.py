@@ -36,8 +36,21 @@ MAX_PIXELS = 25_000_000
 image") after a long try, three attempts over; its scan is rarely that fine anyway."""
 
 
+SMALL_PAGE_PIXELS = 3000
+"""A page is rendered at least this many pixels on its long side (up to :data:`MAX_DPI`): a
+small page (a pamphlet scanned at its size, a photo of a card) at 300 dpi gives Tesseract
+letters too few pixels high; on the 2.8-inch-wide page of a scanned Senate document, 600 dpi
+read the heading and every line that 300 dpi garbled."""
+MAX_DPI = 600
+ENDPOINT_DPI = 150
+"""Vision models take pages at about 1,000-1,500 pixels a side (olmOCR: 1,288 on the long
+side); more costs upload time and tokens, not accuracy."""
+
+
 def page_dpi(width_pt: float, height_pt: float, dpi: int) -> int:
-    """``dpi``, lowered so a page of that size renders in at most :data:`MAX_PIXELS`."""
+    """``dpi``, raised for a small page (:data:`SMALL_PAGE_PIXELS`), lowered so a page of
+    that size renders in at most :data:`MAX_PIXELS`."""
+    dpi = max(dpi, min(MAX_DPI, int(SMALL_PAGE_PIXELS * 72 / max(width_pt, height_pt, 1))))
     pixels = width_pt * height_pt * (dpi / 72) ** 2
     if pixels <= MAX_PIXELS:
         return dpi
@@ -117,6 +130,8 @@ class PageOcr(Digester):
         if not textless:
             return {"ocr": Produced({}, content)}
         content["engine"] = f"{tesseract_version()} (lines of mean confidence >= {LINE_FLOOR:g})"
+        if (endpoint := ctx.settings.ocr_endpoint) is not None:
+            content["engine"] = f"{endpoint.model} at {endpoint.url}, else {content['engine']}"
         predecessor = open_predecessor(ctx.predecessor)
         files = _kept(ctx, predecessor, textless, content) if predecessor else {}
         todo = [n for n in textless if n not in files]
@@ -133,7 +148,8 @@ class PageOcr(Digester):
     ) -> dict[int, bytes]:
         """Each page's trusted OCR text; its words go aside (``content["aside"]``). A page too
         large for :data:`MAX_PIXELS` at the chosen dpi is rendered at a lower one, recorded in
-        ``content["lower_dpi"]``; a doubtful page's confidence in ``content["doubtful"]``."""
+        ``content["lower_dpi"]`` (a small one at a higher one, ``content["higher_dpi"]``); a
+        doubtful page's confidence in ``content["doubtful"]``."""
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
         tessdata, binary = _tessdata(), shutil.which("tesseract") or "tesseract"
@@ -144,7 +160,13 @@ class PageOcr(Digester):
                 page = doc[number - 1]
                 dpi = page_dpi(page.rect.width, page.rect.height, ctx.settings.ocr_dpi)
                 if dpi != ctx.settings.ocr_dpi:
-                    content.setdefault("lower_dpi", {})[str(number)] = dpi
+                    lower = "lower_dpi" if dpi < ctx.settings.ocr_dpi else "higher_dpi"
+                    content.setdefault(lower, {})[str(number)] = dpi
+                if ctx.settings.ocr_endpoint is not None:
+                    text = self._from_endpoint(ctx, number, page, content)
+                    if text is not None:
+                        files[number] = (text + "\n").encode() if text else b""
+                        continue
                 image = page.get_pixmap(dpi=dpi).tobytes("png")
                 try:
                     read = read_image(image, ctx.settings.ocr_language, tessdata, binary)
@@ -163,9 +185,30 @@ class PageOcr(Digester):
                 files[number] = (text + "\n").encode() if text else b""
         if "doubtful" in content:
             pages = ", ".join(content["doubtful"])
-            content["problems"] = [
+            content.setdefault("problems", []).append(
                 f"OCR of page(s) {pages} is mostly noise (handwriting, a drawing or a blank "
                 "page's grain): its text is kept aside, out of search"
-            ]
+            )
         content["aside"] = aside
         return files
+
+    @staticmethod
+    def _from_endpoint(
+        ctx: DigestContext, number: int, page: Any, content: dict[str, Any]
+    ) -> str | None:
+        """The vision endpoint's text of a page (rendered at :data:`ENDPOINT_DPI`), or None
+        when it failed (noted in ``content["problems"]``: Tesseract reads the page instead)."""
+        from bucketdigest.worker.llm import read_page_image
+
+        assert ctx.settings.ocr_endpoint is not None
+        dpi = min(ENDPOINT_DPI, page_dpi(page.rect.width, page.rect.height, ENDPOINT_DPI))
+        image = page.get_pixmap(dpi=dpi)
+        try:
+            text = read_page_image(image.tobytes("png"), ctx.settings.ocr_endpoint)
+        except DigestError as exc:
+            content.setdefault("problems", []).append(
+                f"page {number}: the OCR endpoint failed ({exc}); Tesseract read it"
+            )
+            return None
+        content.setdefault("by_endpoint", []).append(number)
+        return text

@@ -44,7 +44,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, 
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page, split_running
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
-from bucketdigest.worker.digesters.doc_to_markdown.tidy import tidy, vocabulary
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
 from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
@@ -272,8 +272,8 @@ def convert(
             pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
         finally:
             doc.close()
-    words = vocabulary(pages)
-    bodies, running = split_running([tidy(page, words) for page in pages], options.keep_headers)
+    known = lexicon(pages)
+    bodies, running = split_running([tidy(page, known) for page in pages], options.keep_headers)
     ranked, headers = rank_headers(bodies)
     pages = tuple(ranked)
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 
 _PICTURE_TEXT = re.compile(
     r"(?:<!-- Start of picture text -->|-{5} Start of picture text -{5})\n?(.*?)"
@@ -21,6 +22,8 @@ _PICTURE_TEXT = re.compile(
     re.DOTALL,
 )
 _SUPERSCRIPT = re.compile(r"<sup>(.*?)</sup>", re.DOTALL)
+_LATEX_LOGO = re.compile(r"\bL(?:\*\*)?<sup>(?:\*\*)?A(?:\*\*)?</sup>(?:\*\*)? ?(?:\*\*)?TE ?X\b")
+"""The LaTeX logo, its A raised and its E lowered: ``L<sup>A</sup> TEX``."""
 _SUBSCRIPT = re.compile(r"<sub>(.*?)</sub>", re.DOTALL)
 _DROPPED_TAGS = re.compile(r"</?(?:u|mark|ins|s|del|strike)>")
 _STRUCK = re.compile(r"~~(?=\S)(.*?)(?<=\S)~~")
@@ -50,20 +53,54 @@ _ACCENT_BEFORE = re.compile(
 )
 _SUPERSCRIPT_CHARS = str.maketrans("0123456789+-=()", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾")
 _SUBSCRIPT_CHARS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
-_SCRIPTABLE = re.compile(r"[0-9+\-=()]+")
+_SCRIPTABLE = re.compile(r"[+\-=(]*[0-9][0-9+\-=()]*")
+_STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
+"""A decimal point set in a math font comes out styled alone: ``124_._3``."""
 _WORD = re.compile(r"[^\W\d_]+")
+_COMPOUND = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_SPACE_BEFORE_MARK = re.compile(r"(?<=[`*_])[ \t]+(?=[.,;:!?)\]])|[ \t]+(?=\*\*[.,;:!?]+\*\*)")
+_BOLD_MARK = re.compile(r"\*\*([.,;:!?]+)\*\*")
+_PLAIN_CODE = re.compile(r"(?<!`)`([^\W\d_](?:[^\W_]|['’-])*(?: (?:[^\W_]|['’-])+)*)`(?!`)")
+"""Inline code around plain words: a word set in a typewriter face is a word."""
 
 
-def vocabulary(pages: Iterable[str]) -> set[str]:
-    """The words of a document, case folded: what a word broken at a line end must be to be
-    joined again."""
-    return {word.casefold() for page in pages for word in _WORD.findall(page)}
+@dataclass(frozen=True)
+class Lexicon:
+    """What a document's own text says about its words: every word (case folded), and its
+    hyphenated compounds by their letters (``crossreferencing`` → ``cross-referencing``)."""
+
+    words: frozenset[str] = frozenset()
+    compounds: dict[str, str] = field(default_factory=dict)
 
 
-def tidy(markdown: str, words: Collection[str] = ()) -> str:
-    """``markdown`` without converter markup, with TeX's quotes and accents composed and
-    words broken at line ends joined where ``words`` (see :func:`vocabulary`) knows them."""
+def lexicon(pages: Iterable[str]) -> Lexicon:
+    """The :class:`Lexicon` of a document's pages."""
+    words: set[str] = set()
+    compounds: dict[str, str] = {}
+    for page in pages:
+        words.update(word.casefold() for word in _WORD.findall(page))
+        for compound in _COMPOUND.findall(page):
+            compounds.setdefault(compound.replace("-", "").casefold(), compound.casefold())
+    return Lexicon(frozenset(words), compounds)
+
+
+def tidy(markdown: str, known: Lexicon | None = None) -> str:
+    """``markdown`` without converter markup, with TeX's quotes and accents composed, words
+    broken at line ends joined and compounds given back their hyphen where ``known`` (see
+    :func:`lexicon`) knows them. Code blocks are left as they are."""
+    known = known or Lexicon()
+    pieces, last = [], 0
+    for block in _FENCE.finditer(markdown):
+        pieces += [_tidy_text(markdown[last : block.start()], known), block[0]]
+        last = block.end()
+    pieces.append(_tidy_text(markdown[last:], known))
+    return "".join(pieces)
+
+
+def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _PICTURE_TEXT.sub(_picture_text, markdown)
+    text = _LATEX_LOGO.sub("LaTeX", text)
     text = _SUPERSCRIPT.sub(lambda m: _scripted(m[1], _SUPERSCRIPT_CHARS), text)
     text = _SUBSCRIPT.sub(lambda m: _scripted(m[1], _SUBSCRIPT_CHARS), text)
     text = _DROPPED_TAGS.sub("", text)
@@ -72,7 +109,12 @@ def tidy(markdown: str, words: Collection[str] = ()) -> str:
     for pair, quote in _TEX_QUOTES.items():
         text = text.replace(pair, quote)
     text = _compose_accents(text)
-    text = _join_hyphenated(text, words)
+    text = _join_hyphenated(text, known.words)
+    text = _hyphen_restored(text, known.compounds)
+    text = _PLAIN_CODE.sub(r"\1", text)
+    text = _SPACE_BEFORE_MARK.sub("", text)
+    text = _BOLD_MARK.sub(r"\1", text)
+    text = _STYLED_POINT.sub(r"\2", text)
     return "\n".join(_lines(text.split("\n")))
 
 
@@ -120,6 +162,24 @@ def _join_hyphenated(text: str, words: Collection[str]) -> str:
         return joined if joined.casefold() in words else match[0]
 
     return _HYPHENATED.sub(join, text) if words else text
+
+
+def _hyphen_restored(text: str, compounds: dict[str, str]) -> str:
+    """The converter joins a word broken at a line end and drops the hyphen, also where the
+    hyphen is the word's own (``micro-cavity`` became ``microcavity``): a word the document
+    writes elsewhere with a hyphen gets it back."""
+    if not compounds:
+        return text
+
+    def restore(match: re.Match[str]) -> str:
+        word = match[0]
+        compound = compounds.get(word.casefold())
+        if compound is None:
+            return word
+        letters = iter(word)
+        return "".join("-" if c == "-" else next(letters) for c in compound)
+
+    return _WORD.sub(restore, text)
 
 
 def _lines(lines: list[str]) -> Iterable[str]:
