@@ -25,6 +25,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
     text = output.read_text()
     for heading in (
         "Real-world PDFs",
+        "Fidelity",
         "Throughput",
         "Store requests per document",
         "Claim cost",

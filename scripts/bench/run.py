@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import claims
+import fidelity
 import hashing
 import realworld
 import requests_per_doc
@@ -26,6 +27,7 @@ from common import ROOT, machine
 
 SECTIONS = (
     "realworld",
+    "fidelity",
     "throughput",
     "requests",
     "claims",
@@ -63,6 +65,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
             "Real-world PDFs: outcomes, recall and the chain against the converter",
             realworld.run(args.quick),
         )
+    if "fidelity" in wanted:
+        add("Fidelity: facts read off real pages", fidelity.run(args.quick))
     if "throughput" in wanted:
         runs = 1 if args.quick else args.repeat
         add(
