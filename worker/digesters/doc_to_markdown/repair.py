@@ -190,8 +190,21 @@ def _give_up(reasons: dict[str, str]) -> PermanentDigestError:
     return PermanentDigestError(f"not a readable PDF file: no engine could open it ({said})")
 
 
+_REPAIRS = (
+    (_qpdf_repaired, "mupdf+qpdf", "MuPDF after qpdf repair", "repaired with qpdf"),
+    (
+        _page_tree_flattened,
+        "mupdf+page-tree",
+        "MuPDF after the page tree walk",
+        "page tree rebuilt",
+    ),
+)
+"""Copies of a PDF MuPDF refuses, tried in turn: (maker, engine, reader's name, problem)."""
+
+
 def _mupdf_view(source: Path, ext: str, scratch: Path, reasons: dict[str, str]) -> Opened | None:
-    """The file as MuPDF reads it, or as it reads qpdf's repaired copy; None otherwise."""
+    """The file as MuPDF reads it, or as it reads a repaired copy (:data:`_REPAIRS`); None
+    otherwise."""
     if source.stat().st_size == 0:
         raise PermanentDigestError("the file is empty (0 bytes)")
     doc = _mupdf(source, ext, reasons, "MuPDF")
@@ -199,18 +212,12 @@ def _mupdf_view(source: Path, ext: str, scratch: Path, reasons: dict[str, str]) 
         return Opened(doc)
     if ext != "pdf":
         raise PermanentDigestError(f"not a readable {ext.upper()} file: {reasons['MuPDF']}")
-    repaired = _qpdf_repaired(source, scratch, reasons)
-    if repaired is not None:
-        doc = _mupdf(repaired, ext, reasons, "MuPDF after qpdf repair")
+    for make, engine, reader, done in _REPAIRS:
+        copy = make(source, scratch, reasons)
+        doc = _mupdf(copy, ext, reasons, reader) if copy is not None else None
         if doc is not None:
-            problem = f"repaired with qpdf before converting (MuPDF: {reasons['MuPDF']})"
-            return Opened(doc, engine="mupdf+qpdf", problems=[problem])
-    flattened = _page_tree_flattened(source, scratch, reasons)
-    if flattened is not None:
-        doc = _mupdf(flattened, ext, reasons, "MuPDF after the page tree walk")
-        if doc is not None:
-            problem = f"page tree rebuilt before converting (MuPDF: {reasons['MuPDF']})"
-            return Opened(doc, engine="mupdf+page-tree", problems=[problem])
+            problem = f"{done} before converting (MuPDF: {reasons['MuPDF']})"
+            return Opened(doc, engine=engine, problems=[problem])
     return None
 
 
