@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import secrets
 
 import nh3
 from markdown_it import MarkdownIt
@@ -36,11 +37,30 @@ def served_markdown(markdown: str, files: str) -> str:
     return _IMAGE_LINK.sub(f"]({files}{IMAGES_DIR}/", markdown)
 
 
+_HTML_TABLE = re.compile(r"^<table>.*</table>[ \t]*$", re.MULTILINE)
+"""A table whose cells span rows or columns: the converter keeps it as HTML on one line."""
+_TABLE_TAGS = {"table", "thead", "tbody", "tr", "th", "td"}
+_SPANS = {"rowspan", "colspan"}
+
+
 def markdown_html(markdown: str, files: str) -> Markup:
     """``markdown`` as sanitised HTML; its image links point into ``files`` (the
-    document's files, ending in ``/``)."""
-    html = _markdown_it().render(served_markdown(markdown, files))
-    return Markup(nh3.clean(html, url_schemes={"http", "https", "mailto"}))
+    document's files, ending in ``/``). A table the converter kept as HTML is rendered as a
+    table, with nothing but table tags and spans left in it; any other HTML is shown as
+    text."""
+    tables: list[str] = []
+    mark = f"bucketdigest-table-{secrets.token_hex(8)}-"
+
+    def aside(match: re.Match[str]) -> str:
+        tables.append(match[0])
+        return f"\n\n{mark}{len(tables) - 1}\n\n"
+
+    text = _HTML_TABLE.sub(aside, served_markdown(markdown, files))
+    html = nh3.clean(_markdown_it().render(text), url_schemes={"http", "https", "mailto"})
+    for number, table in enumerate(tables):
+        safe = nh3.clean(table, tags=_TABLE_TAGS, attributes={"th": _SPANS, "td": _SPANS})
+        html = html.replace(f"<p>{mark}{number}</p>", safe)
+    return Markup(html)
 
 
 def snippet_html(snippet: Snippet) -> Markup:

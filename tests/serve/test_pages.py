@@ -111,3 +111,19 @@ def test_no_index_yet_is_said_plainly(tmp_path) -> None:
         assert answer.status_code == 503
         assert "bucketdigest index" in answer.text
         assert client.get("/status").status_code == 200
+
+
+def test_a_table_with_spanned_cells_renders_as_a_table_and_nothing_else_does() -> None:
+    from bucketdigest.serve.html import markdown_html
+
+    page = (
+        "Before.\n\n"
+        '<table><tr><th colspan="2" onclick="steal()">Moisture</th></tr>'
+        "<tr><td>27</td><td><script>x()</script>33</td></tr></table>\n\n"
+        "<table><tr><td>not alone on its line</td></tr></table> after\n\n"
+        '<img src="x" onerror="steal()">'
+    )
+    html = str(markdown_html(page, "/api/documents/h/files/"))
+    assert '<tr><th colspan="2">Moisture</th></tr><tr><td>27</td><td>33</td></tr>' in html
+    assert "onclick" not in html and "<script" not in html and "<img" not in html
+    assert "&lt;table&gt;" in html, "HTML that is not a converter table is shown as text"

@@ -87,3 +87,21 @@ def test_code_blocks_are_left_as_they_are() -> None:
     assert (
         tidy(page, lexicon(["ab"])) == "Text “quoted”.\n\n```\nx = a- b  # <br> stays\n```\nAfter."
     )
+
+
+def test_an_html_table_becomes_markdown_unless_a_cell_spans() -> None:
+    plain = (
+        "<table><tr><th>Unit</th><th>Cost</th></tr>"
+        "<tr><td>Knight<br>mounted</td><td>3|4</td></tr></table>"
+    )
+    assert tidy(plain) == "|Unit|Cost|\n|---|---|\n|Knight mounted|3\\|4|"
+    spanned = (
+        '<table style="x"><tr><th rowspan="2">Station</th><th colspan="2" class="c">Moisture</th>'
+        "</tr><tr><th>Spring</th><th>Autumn</th></tr><tr><td>North &amp; bank</td><td>27</td>"
+        "<td>33</td></tr></table>"
+    )
+    assert tidy(spanned) == (
+        '<table><tr><th rowspan="2">Station</th><th colspan="2">Moisture</th></tr>'
+        "<tr><th>Spring</th><th>Autumn</th></tr>"
+        "<tr><td>North &amp; bank</td><td>27</td><td>33</td></tr></table>"
+    )

@@ -160,8 +160,13 @@ def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
 ) -> None:
     store = LocalStore(tmp_path / "bucket")
     digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
+    # the layout model cannot load under this cap: the primary output fails every attempt
+    # (a timeout no longer does: a converter that runs out of time converts page by page)
     settings = _settings(
-        limits=SandboxLimits(timeout=0.05, per_page=0), retry_delay=0, max_attempts=2
+        limits=SandboxLimits(max_memory=400 << 20),
+        digest=DigestSettings(converter=ConverterOptions(mode="layout")),
+        retry_delay=0,
+        max_attempts=2,
     )
     Worker(store, settings).run()
     failure = Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)

@@ -99,7 +99,26 @@ def _kept(
         was = predecessor.pages_by_fingerprint.get(fingerprints[number - 1])
         if was in done:
             kept[number] = predecessor.read(ocr_member(was)) or b""
+            _keep_aside(predecessor, before, was, number, content)
     return kept
+
+
+_ASIDE = (".tsv", ".doubtful.txt")
+"""A page's OCR members besides its text (see :meth:`PageOcr._ocr`)."""
+
+
+def _keep_aside(
+    predecessor: Predecessor, before: dict[str, Any], was: int, number: int, content: dict
+) -> None:
+    """The words and doubtful text page ``was`` of the predecessor kept, as page ``number``'s,
+    with its confidence and doubt recorded as they were."""
+    for suffix in _ASIDE:
+        data = predecessor.read(ocr_member(was).removesuffix(".md") + suffix)
+        if data is not None:
+            content.setdefault("aside", {})[ocr_member(number).removesuffix(".md") + suffix] = data
+    for key in ("confidence", "doubtful"):
+        if str(was) in before.get(key, {}):
+            content.setdefault(key, {})[str(number)] = before[key][str(was)]
 
 
 class PageOcr(Digester):
@@ -136,6 +155,12 @@ class PageOcr(Digester):
         files = _kept(ctx, predecessor, textless, content) if predecessor else {}
         todo = [n for n in textless if n not in files]
         files.update(self._ocr(ctx, todo, content) if todo else {})
+        if "doubtful" in content:
+            pages = ", ".join(sorted(content["doubtful"], key=int))
+            content.setdefault("problems", []).append(
+                f"OCR of page(s) {pages} is mostly noise (handwriting, a drawing or a blank "
+                "page's grain): its text is kept aside, out of search"
+            )
         files = {ocr_member(n): text for n, text in sorted(files.items()) if text}
         content["characters"] = sum(len(text) for text in files.values())
         files.update(content.pop("aside", {}))
@@ -183,13 +208,7 @@ class PageOcr(Digester):
                     text = ""
                 text = _BLANK_LINES.sub("\n\n", text).strip()
                 files[number] = (text + "\n").encode() if text else b""
-        if "doubtful" in content:
-            pages = ", ".join(content["doubtful"])
-            content.setdefault("problems", []).append(
-                f"OCR of page(s) {pages} is mostly noise (handwriting, a drawing or a blank "
-                "page's grain): its text is kept aside, out of search"
-            )
-        content["aside"] = aside
+        content.setdefault("aside", {}).update(aside)
         return files
 
     @staticmethod

@@ -88,14 +88,15 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 3
+TEXT_RULES = 4
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
-:mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`), so a new
-revision does not keep pages its predecessor made the old way."""
+:mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
+rebuilt from their ruling lines, :mod:`tables`), so a new revision does not keep pages its
+predecessor made the old way."""
 
 
 def converter_version() -> str:
-    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0+text.3``."""
+    """pymupdf4llm's version and our :data:`TEXT_RULES`: ``2.0+text.4``."""
     import pymupdf4llm
 
     return f"{pymupdf4llm.__version__}+text.{TEXT_RULES}"

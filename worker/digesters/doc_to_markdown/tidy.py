@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from bucketdigest.worker.digesters.doc_to_markdown.tables import tables_as_markdown
+
 _PICTURE_TEXT = re.compile(
     r"(?:<!-- Start of picture text -->|-{5} Start of picture text -{5})\n?(.*?)"
     r"(?:<!-- End of picture text -->|-{5} End of picture text -{5})",
@@ -99,7 +101,7 @@ def tidy(markdown: str, known: Lexicon | None = None) -> str:
 
 
 def _tidy_text(markdown: str, known: Lexicon) -> str:
-    text = _PICTURE_TEXT.sub(_picture_text, markdown)
+    text = _PICTURE_TEXT.sub(_picture_text, tables_as_markdown(markdown))
     text = _LATEX_LOGO.sub("LaTeX", text)
     text = _SUPERSCRIPT.sub(lambda m: _scripted(m[1], _SUPERSCRIPT_CHARS), text)
     text = _SUBSCRIPT.sub(lambda m: _scripted(m[1], _SUBSCRIPT_CHARS), text)

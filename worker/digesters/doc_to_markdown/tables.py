@@ -1,0 +1,79 @@
+"""Tables as Markdown where Markdown can hold them, as plain HTML where it cannot.
+
+Layout mode gives every table as an HTML ``<table>`` on a line of its own. A table whose
+cells each take one row and one column becomes a Markdown table (its first row the header);
+one with a cell spanning rows or columns stays HTML, cut down to the table's own tags and
+``rowspan``/``colspan``, so every cell stays under its column header. The web page renders
+those tables (sanitised, see ``serve/html.py``); the plain text of search and summaries
+takes their cells' text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+_TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
+_SPANS = ("rowspan", "colspan")
+
+
+def _text(cell: Any) -> str:
+    """A cell's text on one line: ``<br>`` and line breaks as spaces, ``|`` escaped."""
+    for br in cell.iter("br"):
+        br.tail = " " + (br.tail or "")
+    text = " ".join(cell.text_content().split())
+    return text.replace("|", "\\|")
+
+
+def _spanned(cell: Any) -> bool:
+    return any((value := cell.get(name) or "1").isdigit() and int(value) > 1 for name in _SPANS)
+
+
+def _markdown(rows: list[list[str]]) -> str:
+    width = max(len(row) for row in rows)
+    padded = [row + [""] * (width - len(row)) for row in rows]
+    lines = ["|" + "|".join(padded[0]) + "|", "|" + "|".join(["---"] * width) + "|"]
+    lines += ["|" + "|".join(row) + "|" for row in padded[1:]]
+    return "\n".join(lines)
+
+
+def _html(table: Any) -> str:
+    """The table with its structure and text alone (no styles, no other attributes)."""
+    parts = ["<table>"]
+    for row in table.iter("tr"):
+        parts.append("<tr>")
+        for cell in row:
+            if cell.tag not in ("td", "th"):
+                continue
+            spans = "".join(
+                f' {name}="{value}"'
+                for name in _SPANS
+                if (value := cell.get(name) or "1").isdigit() and int(value) > 1
+            )
+            text = html.escape(" ".join(cell.text_content().split()), quote=False)
+            parts.append(f"<{cell.tag}{spans}>{text}</{cell.tag}>")
+        parts.append("</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def _converted(match: re.Match[str]) -> str:
+    import lxml.html
+
+    try:
+        table = lxml.html.fragment_fromstring(match[0])
+    except (ValueError, lxml.etree.ParserError):
+        return match[0]
+    cells = [[c for c in row if c.tag in ("td", "th")] for row in table.iter("tr")]
+    cells = [row for row in cells if row]
+    if not cells:
+        return ""
+    if any(_spanned(cell) for row in cells for cell in row):
+        return _html(table)
+    return _markdown([[_text(cell) for cell in row] for row in cells])
+
+
+def tables_as_markdown(markdown: str) -> str:
+    """``markdown`` with each HTML table as Markdown, or as plain HTML if a cell spans."""
+    return _TABLE.sub(_converted, markdown) if "<table" in markdown else markdown
