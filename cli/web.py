@@ -38,6 +38,12 @@ TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
 @click.option(
     "--cors-origin", multiple=True, help="Let pages from this origin call the API (repeatable)."
 )
+@click.option(
+    "--allowed-host",
+    multiple=True,
+    help="A name clients reach the server by (repeatable); requests naming any other host "
+    "are refused (DNS rebinding). The bound address and loopback names are always allowed.",
+)
 @library_errors
 def serve(
     store: StoreSettings,
@@ -47,18 +53,22 @@ def serve(
     cache_dir: Path | None,
     cache_size: int,
     cors_origin: tuple[str, ...],
+    allowed_host: tuple[str, ...],
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
     Example: bucketdigest serve --bucket s3://rulebooks/prod --port 8080
     """
     from bucketdigest.serve.app import run_server  # FastAPI loads only for this command
-    from bucketdigest.serve.backend import ServeSettings
+    from bucketdigest.serve.backend import MIN_TOKEN_CHARS, ServeSettings
     from bucketdigest.serve.results import CacheSettings
 
     token = os.environ.get(TOKEN_VARIABLE, "") if allow_writes else ""
-    if allow_writes and len(token) < 16:
-        raise click.UsageError(f"--allow-writes needs ${TOKEN_VARIABLE} (16 characters or more)")
+    if allow_writes and len("".join(token.split())) < MIN_TOKEN_CHARS:
+        raise click.UsageError(
+            f"--allow-writes needs ${TOKEN_VARIABLE} ({MIN_TOKEN_CHARS} characters or more, not "
+            "counting spaces)"
+        )
     settings = ServeSettings(
         store=store,
         host=host,
@@ -66,6 +76,7 @@ def serve(
         token=token or None,
         cache=CacheSettings(directory=cache_dir, max_bytes=cache_size << 20),
         cors_origins=cors_origin,
+        allowed_hosts=allowed_host,
     )
     console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
     run_server(settings)

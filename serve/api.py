@@ -1,9 +1,10 @@
-"""The JSON API under ``/api``; FastAPI documents every route at ``/docs`` and ``/openapi.json``."""
+"""The JSON API under ``/api``; every route is documented at ``/docs`` and ``/openapi.json``."""
 
 from __future__ import annotations
 
 import mimetypes
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import PlainTextResponse, Response
@@ -99,8 +100,7 @@ def member(backend: BackendDep, digest: str, member: str) -> Response:
     guessed = mimetypes.guess_type(member)[0] or "application/octet-stream"
     if guessed in SAFE_INLINE:
         return Response(data, media_type=guessed, headers=_immutable())
-    download = member.rsplit("/", 1)[-1].replace('"', "")
-    headers = {"Content-Disposition": f'attachment; filename="{download}"'}
+    headers = {"Content-Disposition": _attachment(member.rsplit("/", 1)[-1])}
     return Response(data, media_type="application/octet-stream", headers=headers)
 
 
@@ -133,7 +133,16 @@ def status(backend: BackendDep) -> dict[str, Any]:
 @router.get("/healthz", summary="Whether the server can reach its bucket")
 def healthz(backend: BackendDep) -> dict[str, Any]:
     backend.store.head(keys.INDEX_WRITER_KEY)
-    return {"ok": True, "bucket": backend.store.url}
+    return {"ok": True}
+
+
+def _attachment(name: str) -> str:
+    """A download's Content-Disposition: an ASCII name, and the real one (RFC 6266) when it
+    is not ASCII (a header must be Latin-1)."""
+    ascii_name = name.encode("ascii", "replace").decode().replace('"', "").replace("?", "_")
+    if ascii_name == name:
+        return f'attachment; filename="{name}"'
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 def _immutable() -> dict[str, str]:

@@ -30,6 +30,7 @@ from bucketdigest.serve.backend import (
     WritesOff,
 )
 from bucketdigest.serve.documents import UnknownDocument
+from bucketdigest.serve.guards import WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.results import NoResult, NoSuchMember
 from bucketdigest.shared.errors import (
     BucketdigestError,
@@ -59,8 +60,18 @@ _CSP = (
     "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
-_OPENAPI_PAGES = ("/docs", "/redoc")
-"""FastAPI's API pages load their scripts from a CDN; they keep the default policy."""
+_DOCS = "/docs"
+_DOCS_ASSETS = "/static/swagger"
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
+)
+"""The API page runs Swagger UI from the ``swagger-ui-bundle`` package (no CDN: it works
+offline), started by an inline script."""
+MAX_REQUEST_HEAD = 2 << 20
+"""The HTTP parser reads a request line and headers up to this size, so a long query string is
+answered 414 by :class:`RequestGuard` (over this, the parser answers 400)."""
+_SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
 def _answer(request: Request, status: int, title: str, message: str) -> Response:
@@ -68,6 +79,15 @@ def _answer(request: Request, status: int, title: str, message: str) -> Response
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         return JSONResponse({"detail": message}, status_code=status, headers=headers)
     return pages.render(request, "error.html", status, title=title, message=message)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    """Anything else (a damaged result zip, a bug): a clear 500 page or JSON, with the
+    security headers (this handler answers outside the middleware that adds them)."""
+    log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    response = _answer(request, 500, "Server error", "Something went wrong; the log says what.")
+    response.headers.update({**_SECURITY_HEADERS, "Content-Security-Policy": _CSP})
+    return response
 
 
 async def _library_error(request: Request, exc: Exception) -> Response:
@@ -104,7 +124,10 @@ def create_app(settings: ServeSettings) -> FastAPI:
         title="bucketdigest",
         summary="Search, read and watch a bucket of digested documents.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    _api_page(app)
     app.state.backend = backend
     app.include_router(api.router)
     app.include_router(pages.router)
@@ -118,16 +141,16 @@ def create_app(settings: ServeSettings) -> FastAPI:
 
     app.add_exception_handler(BucketdigestError, _library_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(Exception, _unexpected)
 
     @app.middleware("http")
     async def security_headers(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         response = await call_next(request)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        if request.url.path not in _OPENAPI_PAGES:
-            response.headers["Content-Security-Policy"] = _CSP
+        response.headers.update(_SECURITY_HEADERS)
+        docs = request.url.path == _DOCS or request.url.path.startswith(_DOCS_ASSETS)
+        response.headers["Content-Security-Policy"] = _DOCS_CSP if docs else _CSP
         return response
 
     if settings.cors_origins:
@@ -139,14 +162,47 @@ def create_app(settings: ServeSettings) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization"],
         )
+    app.add_middleware(RequestGuard, bound=settings.host, allowed=settings.allowed_hosts)
     return app
+
+
+def _api_page(app: FastAPI) -> None:
+    """Swagger UI at ``/docs``, its script and style served from the package."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount(_DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="swagger")
+
+    @app.get(_DOCS, include_in_schema=False)
+    def docs() -> Response:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="bucketdigest API",
+            swagger_js_url=f"{_DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{_DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{_DOCS_ASSETS}/favicon-32x32.png",
+        )
 
 
 def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
     """Serve until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, **uvicorn_options)
+    if settings.host in WILDCARD_BINDS:
+        log.warning(
+            "serving on every interface (%s): anyone who can reach this machine can search and "
+            "read the bucket, and the token travels in clear text unless a TLS proxy is in "
+            "front; give --allowed-host for the names clients use",
+            settings.host or "all",
+        )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
+        **uvicorn_options,
+    )
 
 
 @contextmanager
@@ -156,7 +212,11 @@ def background_server(settings: ServeSettings) -> Iterator[str]:
     import uvicorn
 
     config = uvicorn.Config(
-        create_app(settings), host=settings.host, port=settings.port, log_level="warning"
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="bucketdigest-serve", daemon=True)

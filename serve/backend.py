@@ -15,10 +15,16 @@ from bucketdigest.monitor.status import Status, collect_status
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Hit, Searcher, SearchRequest
-from bucketdigest.serve.documents import DocumentView, checked_hash, read_document
+from bucketdigest.serve.documents import (
+    DocumentView,
+    UnknownDocument,
+    checked_hash,
+    read_document,
+)
 from bucketdigest.serve.results import CacheSettings, ResultCache
+from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.errors import BucketdigestError, SearchIndexError
+from bucketdigest.shared.errors import BucketdigestError, ConfigError, SearchIndexError
 from bucketdigest.worker.digesters import CHAIN, digester_named
 from bucketdigest.worker.reprocess import reprocess
 
@@ -43,6 +49,9 @@ class NotAuthorized(BucketdigestError):
         self.missing = missing
 
 
+MIN_TOKEN_CHARS = 16
+
+
 @dataclass(frozen=True)
 class ServeSettings:
     store: StoreSettings = field(default_factory=StoreSettings)
@@ -54,6 +63,15 @@ class ServeSettings:
     cors_origins: tuple[str, ...] = ()
     refresh_seconds: float = 10.0
     """How stale the searcher's view of the index and the status may be."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Names clients may reach the server by, besides its address and loopback names."""
+
+    def __post_init__(self) -> None:
+        if self.token is not None and len("".join(self.token.split())) < MIN_TOKEN_CHARS:
+            raise ConfigError(
+                f"the serve token needs at least {MIN_TOKEN_CHARS} characters that are not "
+                "spaces: make one with `openssl rand -hex 24`"
+            )
 
     @property
     def allow_writes(self) -> bool:
@@ -119,9 +137,13 @@ class Backend:
             raise NotAuthorized("wrong token", missing=False)
 
     def retry(self, digest: str, token: str | None) -> bool:
-        """Put a failed document back in line; False if it was not failed."""
+        """Put a failed document back in line; False if it was not failed, UnknownDocument
+        if the bucket has no trace of it."""
         self.authorize(token)
-        return bool(retry_failed(self.store, [checked_hash(digest)]))
+        digest = checked_hash(digest)
+        if queue.state_of(self.store, digest) is None:
+            raise UnknownDocument(f"{digest}: no such document")
+        return bool(retry_failed(self.store, [digest]))
 
     def reprocess(self, digest: str, digester: str | None, token: str | None) -> list[str]:
         """Run ``digester`` (default: the whole chain) again on a done document; returns the

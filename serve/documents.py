@@ -35,7 +35,8 @@ def checked_hash(value: str) -> str:
     try:
         return keys.check_hash(value)
     except ValueError as exc:
-        raise UnknownDocument(f"{value!r} is not a document hash (64 hex digits)") from exc
+        shown = value[:70] + "..." if len(value) > 70 else value
+        raise UnknownDocument(f"{shown!r} is not a document hash (64 hex digits)") from exc
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
     digest = checked_hash(digest)
     state = queue.state_of(store, digest)
     if state is None:
-        raise UnknownDocument(f"{digest}: no such document in {store.url}")
+        raise UnknownDocument(f"{digest}: no such document")
     failure = queue.read_failure(store, digest) if state is DocState.FAILED else None
     info: dict[str, Any] = {}
     outputs: tuple[OutputRecord, ...] = failure.outputs if failure else ()

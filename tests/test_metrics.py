@@ -142,7 +142,9 @@ def test_monitor_and_serve_export_the_queue_gauges(tmp_path: Path, pdf_folder: P
     assert gauges[("bucketdigest_documents", (("state", "todo"),))] == 3
     assert gauges[("bucketdigest_documents", (("state", "done"),))] == 0
     assert gauges[("bucketdigest_oldest_todo_seconds", ())] >= 0
-    with TestClient(create_app(ServeSettings(store=settings))) as client:
+    with TestClient(
+        create_app(ServeSettings(store=settings, allowed_hosts=("testserver",)))
+    ) as client:
         served = _samples(client.get("/metrics").text)
     assert served[("bucketdigest_documents", (("state", "todo"),))] == 3
     assert served[("bucketdigest_documents", (("state", "processing"),))] == 0

@@ -69,7 +69,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
 @pytest.fixture
 def client(served: Served) -> Iterator[TestClient]:
     """Read-only, as ``bucketdigest serve`` starts by default."""
-    with TestClient(create_app(ServeSettings(store=served.settings))) as test_client:
+    with TestClient(
+        create_app(ServeSettings(store=served.settings, allowed_hosts=("testserver",)))
+    ) as test_client:
         yield test_client
 
 
@@ -83,5 +85,7 @@ def writable(served: Served, tmp_path: Path) -> StoreSettings:
 @pytest.fixture
 def writer(writable: StoreSettings) -> Iterator[TestClient]:
     """Started with ``--allow-writes`` and TOKEN, on a copy of the bucket."""
-    with TestClient(create_app(ServeSettings(store=writable, token=TOKEN))) as test_client:
+    with TestClient(
+        create_app(ServeSettings(store=writable, token=TOKEN, allowed_hosts=("testserver",)))
+    ) as test_client:
         yield test_client

@@ -96,7 +96,7 @@ def test_retry_button_with_the_token_requeues(writer: TestClient, served: Served
 
 def test_a_bucket_that_cannot_be_reached_gives_a_503_page(tmp_path) -> None:
     down = StoreSettings(bucket="s3://nowhere/data", endpoint_url="http://127.0.0.1:9")
-    with TestClient(create_app(ServeSettings(store=down))) as client:
+    with TestClient(create_app(ServeSettings(store=down, allowed_hosts=("testserver",)))) as client:
         page = client.get(f"/documents/{'ab' * 32}")
         assert page.status_code == 503
         assert "Bucket unavailable" in page.text and "Traceback" not in page.text
@@ -106,7 +106,9 @@ def test_a_bucket_that_cannot_be_reached_gives_a_503_page(tmp_path) -> None:
 
 def test_no_index_yet_is_said_plainly(tmp_path) -> None:
     empty = StoreSettings(bucket=str(tmp_path / "empty"))
-    with TestClient(create_app(ServeSettings(store=empty))) as client:
+    with TestClient(
+        create_app(ServeSettings(store=empty, allowed_hosts=("testserver",)))
+    ) as client:
         answer = client.get("/", params={"q": "dragons"})
         assert answer.status_code == 503
         assert "bucketdigest index" in answer.text

@@ -88,7 +88,9 @@ def test_link_files_fetch_their_page_and_dead_links_fail_with_the_status(
     chunks = archive.read("chunks.jsonl").decode()
     assert "contested strength check" in chunks  # the page's text is searchable
     assert "contested strength check" in archive.read("document.md").decode()
-    settings_for_serve = ServeSettings(store=StoreSettings(bucket=str(store.root)))
+    settings_for_serve = ServeSettings(
+        store=StoreSettings(bucket=str(store.root)), allowed_hosts=("testserver",)
+    )
     with TestClient(create_app(settings_for_serve)) as client:
         shown = client.get(f"/api/documents/{digests['grappling.url']}/markdown?page=1").text
     assert "grappling.html" in shown and "contested strength check" in shown
