@@ -43,6 +43,9 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page, split_running
+from bucketdigest.worker.digesters.doc_to_markdown.tables import (
+    html_tables_where_the_layout_has_them,
+)
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
 from bucketdigest.worker.pagetext import has_text, without_surrogates
@@ -268,7 +271,12 @@ def convert(
             fingerprints = page_fingerprints(doc)
             if keep is not None and fingerprints is not None:
                 kept = keep(fingerprints)
-            with contextlib.redirect_stdout(messages), _header_sizes(options), rtl_lines():
+            with (
+                contextlib.redirect_stdout(messages),
+                _header_sizes(options),
+                rtl_lines(),
+                html_tables_where_the_layout_has_them(),
+            ):
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
