@@ -54,20 +54,6 @@ from bucketdigest.worker.sandbox import is_out_of_memory
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
 
 
-def _header_sizes(options: ConverterOptions) -> contextlib.AbstractContextManager[None]:
-    """Layout mode's headers come out as their font sizes, ranked once all pages are done."""
-    return sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext()
-
-
-def _layout_options(options: ConverterOptions) -> dict[str, object]:
-    """Layout mode OCRs text-less pages itself when an engine is installed; our page-ocr
-    digester does that instead, so it is recorded and retried as its own output. Its tables
-    come as HTML, their cells rebuilt from the ruling lines with rows and columns spanned
-    (22 of 23 table facts against 17 of its Markdown tables); :mod:`tables` turns those
-    without spanned cells into Markdown."""
-    return {"use_ocr": False, "table_output": "html"} if options.mode == "layout" else {}
-
-
 def _markdown(
     doc: pymupdf.Document, numbers: list[int], image_dir: Path, options: ConverterOptions
 ) -> list[str]:
@@ -83,7 +69,7 @@ def _markdown(
         dpi=options.dpi,
         filename="page",
         show_progress=False,
-        **_layout_options(options),
+        **options.engine_options(),
     )
     if len(chunks) != len(numbers):
         raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(numbers)} pages")
@@ -273,7 +259,7 @@ def convert(
                 kept = keep(fingerprints)
             with (
                 contextlib.redirect_stdout(messages),
-                _header_sizes(options),
+                sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
                 rtl_lines(),
                 html_tables_where_the_layout_has_them(),
             ):
