@@ -135,6 +135,11 @@ def _accepts(row: dict[str, Any], request: SearchRequest) -> bool:
     return True
 
 
+SIMILARITY_FLOOR = 0.25
+"""A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
+unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
+included. A keyword hit must match the query's words."""
+
 RRF_K = 60
 """Reciprocal-rank fusion: a hit's hybrid score is the sum of 1/(RRF_K + rank) over the
 keyword and semantic rankings (the constant of the original paper and of LanceDB's RRF)."""
@@ -202,10 +207,10 @@ class Searcher:
             return [(r, r["_score"]) for r in self._keyword(table, columns, request, fetch)]
         if request.mode is Mode.SEMANTIC:
             rows = self._semantic(table, columns, request, fetch)
-            return [(r, 1.0 - r["_distance"]) for r in rows]
+            return [(r, 1.0 - r["_distance"]) for r in rows if _similar(r)]
         rankings = (
             self._keyword(table, columns, request, fetch),
-            self._semantic(table, columns, request, fetch),
+            [r for r in self._semantic(table, columns, request, fetch) if _similar(r)],
         )
         key = "id" if chunks else "digest"
         fused: dict[str, tuple[dict, float]] = {}
@@ -234,7 +239,7 @@ class Searcher:
         for row, score in ranked:
             if exact and not _accepts(row, request):
                 continue
-            text = row["text"] if chunks else (row["summary"] or row["text"])
+            text = row["text"] if chunks else self._passage(row, request)
             hits.append(
                 Hit(
                     digest=row["digest"],
@@ -253,6 +258,26 @@ class Searcher:
             if len(hits) == request.limit:
                 break
         return hits
+
+
+    def _passage(self, row: dict[str, Any], request: SearchRequest) -> str:
+        """A document hit's best passage: its chunk that matches the query best (its summary
+        when none holds the query's words)."""
+        try:
+            best = self.chunks.to_table(
+                columns=["text"],
+                full_text_query=_full_text(request.query),
+                filter=f"digest = {sql_quoted(row['digest'])}",
+                prefilter=True,
+                limit=1,
+            ).to_pylist()
+        except ValueError:
+            best = []
+        return best[0]["text"] if best else (row["summary"] or row["text"])
+
+
+def _similar(row: dict[str, Any]) -> bool:
+    return 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR
 
 
 def search(settings: StoreSettings, request: SearchRequest) -> list[Hit]:

@@ -26,9 +26,11 @@ class BrokenLink:
 
 def internal_links(markdown: str) -> list[str]:
     """The targets of ``markdown``'s links that point inside the result (no scheme, no
-    anchor-only link, not site-absolute)."""
+    anchor-only link, not site-absolute). A line of raw HTML (a table kept as HTML) holds no
+    Markdown links: its brackets are text."""
+    prose = "\n".join(line for line in markdown.split("\n") if not line.startswith("<"))
     targets = []
-    for target in _LINK.findall(markdown):
+    for target in _LINK.findall(prose):
         parts = urlsplit(target)
         if target and not parts.scheme and not parts.netloc and parts.path[:1] not in ("", "/"):
             targets.append(unquote(parts.path))

@@ -66,7 +66,7 @@ def test_chunk_search_finds_the_passage_with_its_page_headings_and_marked_words(
 
 def test_filters_by_path_type_source_and_tag(indexed: tuple[Searcher, dict[str, str]]) -> None:
     searcher, digests = indexed
-    query = "rules of the game"
+    query = "village dwarf ships"  # words of three documents: filters pick among them
     world = searcher.search(SearchRequest(query, path="world/*", limit=50))
     assert {h.names[0] for h in world} == {"world/harvest.md", "world/dungeons.md"}
     assert searcher.search(SearchRequest(query, file_type="pdf")) == []
@@ -134,3 +134,24 @@ def test_the_index_holds_the_embedders_vector_of_each_chunks_text(
     vectors = np.stack(table["vector"].to_numpy(zero_copy_only=False))
     again = shared_embedder().encode(table["text"].to_pylist())
     assert float((vectors * again).sum(axis=1).min()) >= 0.999
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_words_no_document_holds_or_comes_close_to_find_nothing(
+    indexed: tuple[Searcher, dict[str, str]], mode: Mode
+) -> None:
+    searcher, _ = indexed
+    for level in Level:
+        request = SearchRequest("quantum chromodynamics lattice", level=level, mode=mode)
+        assert searcher.search(request) == [], (level, mode)
+
+
+def test_a_document_hit_shows_its_passage_that_holds_the_query(
+    indexed: tuple[Searcher, dict[str, str]],
+) -> None:
+    searcher, digests = indexed
+    request = SearchRequest("granary rations", level=Level.DOCUMENTS, mode=Mode.KEYWORD)
+    (best, *_) = searcher.search(request)
+    assert best.digest == digests["world/harvest.md"]
+    marked = {best.snippet.text[s:e].lower() for s, e in best.snippet.highlights}
+    assert {"granary", "rations"} <= marked
