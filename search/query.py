@@ -259,7 +259,6 @@ class Searcher:
                 break
         return hits
 
-
     def _passage(self, row: dict[str, Any], request: SearchRequest) -> str:
         """A document hit's best passage: its chunk that matches the query best (its summary
         when none holds the query's words)."""
