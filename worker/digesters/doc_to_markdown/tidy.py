@@ -6,7 +6,10 @@ table cells, ``<sup>``/``<u>``/``<mark>`` tags and ``~~`` for what MuPDF flags a
 (table rules running through text, often); a page shown with raw HTML off shows all of it
 literally. TeX documents add their own: quote pairs (``‘‘...’’``) and accents set as separate
 glyphs (``J´an Min´aˇc`` for ``Ján Mináč``). Headings and table header cells come wrapped in
-bold they do not need, and a word broken at a line end keeps its hyphen and a space.
+bold they do not need; a word broken at a line end keeps its hyphen and a space, or (in layout
+mode) loses the hyphen even where it is the word's own; a styled word is followed by a space
+before its punctuation. What the document's own text says settles the words (:class:`Lexicon`);
+tables are settled by :mod:`tables`; code blocks are left alone.
 """
 
 from __future__ import annotations
