@@ -31,6 +31,7 @@ from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.logs import LogFormat, LogSetup
 from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.pool import run_workers
@@ -109,7 +110,9 @@ def work(
         IndexDuty(store, every=settings.monitor_every or 60.0),
     )
     for summary in run_workers(workers, OpenStore(store), settings, monitor_duty=duty):
-        click.echo(f"worker {summary.worker_id}: {summary.exit_reason}; {dict(summary.outcomes)}")
+        click.echo(
+            render.worker_summary(summary, as_json=LogSetup.current().format is LogFormat.JSON)
+        )
 
 
 @cli.command()

@@ -30,6 +30,7 @@ from bucketdigest.search.indexer import IndexReport
 from bucketdigest.search.query import Hit
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
+from bucketdigest.worker.loop import WorkerSummary
 from bucketdigest.worker.outcome import JobResult, Outcome
 
 
@@ -266,3 +267,19 @@ def hits(console: Console, found: list[Hit]) -> None:
             snippet.stylize("bold yellow", start + 3, end + 3)
         console.print(snippet)
     console.print("[dim]bucketdigest get HASH -o DIR fetches a document's result[/dim]")
+
+
+def worker_summary(summary: WorkerSummary, *, as_json: bool) -> str:
+    """How a worker that stopped says so on stdout: a JSON object when logs are JSON (a log
+    collector reads every line), a sentence otherwise."""
+    outcomes = dict(sorted(summary.outcomes.items()))
+    if as_json:
+        data = {
+            "worker_id": summary.worker_id,
+            "exit_reason": summary.exit_reason,
+            "outcomes": outcomes,
+            "pages": summary.pages,
+        }
+        return json.dumps(data)
+    done = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items()) or "no jobs"
+    return f"worker {summary.worker_id} stopped ({summary.exit_reason}): {done}"

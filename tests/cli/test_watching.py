@@ -39,6 +39,11 @@ def test_json_logs_are_one_object_a_line_with_worker_hash_and_attempt(
         keys.parse_out_key(i.key) for i in LocalStore(Path(bucket)).list(keys.OUT_PREFIX)
     }
     assert all(e["attempt"] == 1 and e["worker_id"] for e in job_events)
+    (summary,) = [json.loads(line) for line in work.stdout.splitlines()]
+    assert summary["exit_reason"] == "idle: no job left to claim"
+    assert summary["outcomes"] == {"done": len({e["digest"] for e in job_events})}
+    text = _bucketdigest("work", "--bucket", bucket, "--exit-when-idle").stdout
+    assert re.fullmatch(r"worker \S+ stopped \(idle: no job left to claim\): no jobs\n", text)
     monitor = _bucketdigest("--log-format", "json", "-vv", "monitor", "--bucket", bucket, "--once")
     assert monitor.returncode == 0, monitor.stderr
     assert all(json.loads(line)["level"] for line in monitor.stderr.splitlines())
