@@ -23,7 +23,7 @@ from rich.text import Text
 from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.loop import MonitorPass
-from bucketdigest.monitor.status import Status, describe_duration
+from bucketdigest.monitor.status import Status, describe_time_left
 from bucketdigest.runner.local import RunReport
 from bucketdigest.search.index import IndexStats
 from bucketdigest.search.indexer import IndexReport
@@ -149,7 +149,7 @@ def status_view(status: Status, index: IndexStats | Exception | None) -> Group:
     parts.append(counts)
     parts.append(
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
-        f"time left at that rate: {describe_duration(status.eta_seconds)}"
+        f"time left at that rate: {describe_time_left(status.eta_seconds)}"
     )
     if status.failures:
         failures = Table(title="Recent failures")

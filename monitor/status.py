@@ -40,8 +40,12 @@ class Status:
 
     @property
     def rate_per_minute(self) -> float:
-        """Documents done per minute over the last hour."""
-        return sum(self.done_per_minute) / WINDOW_MINUTES if self.done_per_minute else 0.0
+        """Documents done per minute since the first result of the last hour (526 done in the
+        last 6 minutes is about 88 a minute, not 8.8)."""
+        first = next((n for n, done in enumerate(self.done_per_minute) if done), None)
+        if first is None:
+            return 0.0
+        return sum(self.done_per_minute) / (len(self.done_per_minute) - first)
 
     @property
     def eta_seconds(self) -> float | None:
@@ -66,6 +70,12 @@ class Status:
 
 
 WINDOW_MINUTES = 60
+
+
+def describe_time_left(seconds: float | None) -> str:
+    """:attr:`Status.eta_seconds` for people: ``nothing left`` when it is 0, else as
+    :func:`describe_duration` says it."""
+    return "nothing left" if seconds == 0 else describe_duration(seconds)
 
 
 def describe_duration(seconds: float | None) -> str:

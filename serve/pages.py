@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
-from bucketdigest.monitor.status import describe_duration
+from bucketdigest.monitor.status import describe_time_left
 from bucketdigest.search.query import MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.api import BackendDep
 from bucketdigest.serve.backend import Backend
@@ -118,7 +118,7 @@ def status_page(request: Request, backend: BackendDep) -> HTMLResponse:
         "status.html",
         status=status,
         chart=bars(status["done_per_minute"]),
-        eta=describe_duration(status["eta_seconds"]),
+        eta=describe_time_left(status["eta_seconds"]),
     )
 
 

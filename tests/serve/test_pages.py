@@ -129,3 +129,11 @@ def test_a_table_with_spanned_cells_renders_as_a_table_and_nothing_else_does() -
     assert '<tr><th colspan="2">Moisture</th></tr><tr><td>27</td><td>33</td></tr>' in html
     assert "onclick" not in html and "<script" not in html and "<img" not in html
     assert "&lt;table&gt;" in html, "HTML that is not a converter table is shown as text"
+
+
+def test_a_one_page_document_says_one_page_and_a_finished_queue_nothing_left(
+    client: TestClient, served: Served
+) -> None:
+    page = client.get(f"/documents/{served.digests['naval/broadsides.md']}").text
+    assert "· 1 page" in page and "1 pages" not in page
+    assert "time left at that rate: nothing left" in client.get("/status").text
