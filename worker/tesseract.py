@@ -65,10 +65,14 @@ class OcrPage:
             paragraphs[-1].append(" ".join(w.text for w in words))
         return "\n\n".join(_joined(lines) for lines in paragraphs)
 
+    def _trusted_lines(self) -> list[list[Word]]:
+        """The lines whose mean confidence clears :data:`LINE_FLOOR`."""
+        return [words for words in self._lines() if self._confidence(words) >= LINE_FLOOR]
+
     @property
     def trusted(self) -> str:
-        """The text of the lines whose mean confidence clears :data:`LINE_FLOOR`."""
-        return self._text([ws for ws in self._lines() if self._confidence(ws) >= LINE_FLOOR])
+        """The text of the trusted lines."""
+        return self._text(self._trusted_lines())
 
     @property
     def text(self) -> str:
@@ -79,9 +83,7 @@ class OcrPage:
     def doubtful(self) -> bool:
         """Words were read, but most of them (by length) on lines that are not trusted."""
         total = sum(len(w.text) for w in self.words)
-        trusted = sum(
-            len(w.text) for ws in self._lines() if self._confidence(ws) >= LINE_FLOOR for w in ws
-        )
+        trusted = sum(len(w.text) for words in self._trusted_lines() for w in words)
         return total > 0 and trusted < TRUSTED_SHARE * total
 
 
