@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import queue
-from bucketdigest.shared.attempts import RetryPolicy, with_attempt
+from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
-from bucketdigest.shared.records import Claim, Failure
+from bucketdigest.shared.records import Claim
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.tickets import rebuild_ticket
 
@@ -82,27 +82,16 @@ def _requeue_claim(
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)
         return
-    ticket = with_attempt(
-        claim.ticket,
-        claim,
-        now,
-        "lease expired",
+    end = queue.AttemptEnd(
+        outcome="lease expired",
+        error=f"lease expired on attempt {claim.ticket.attempt} of {settings.max_attempts}: "
         f"no heartbeat since {claim.heartbeat_at.isoformat()}",
+        retryable=False,
+        backoff=False,
     )
     policy = RetryPolicy(max_attempts=settings.max_attempts)
-    if policy.gives_up(ticket.attempt):
-        failure = Failure(
-            ticket=ticket,
-            worker_id=claim.worker_id,
-            failed_at=now,
-            error=f"lease expired on attempt {ticket.attempt} of {settings.max_attempts}",
-            retryable=False,
-        )
-        moved = queue.dead_letter(store, failure, marker.etag)
-        target = report.dead_lettered
-    else:
-        moved = queue.requeue(store, policy.next_attempt(ticket, now, backoff=False), marker.etag)
-        target = report.requeued
+    moved = queue.end_attempt(store, claim, marker.etag, end, policy)
+    target = report.dead_lettered if moved is QueueState.FAILED else report.requeued
     if moved:
         target.append(digest)
         log.info(

@@ -29,9 +29,10 @@ from datetime import timedelta
 from enum import StrEnum
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import Priority, QueueState
-from bucketdigest.shared.records import Claim, Failure, Ticket
+from bucketdigest.shared.records import Claim, Failure, OutputRecord, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store, StoredObject
 from bucketdigest.shared.tickets import rebuild_ticket
 
@@ -253,6 +254,53 @@ def dead_letter(store: Store, failure: Failure, etag: str) -> bool:
     digest = failure.ticket.digest
     store.put(keys.queue_key(QueueState.FAILED, digest), failure.to_json())
     return _drop_claim(store, digest, etag)
+
+
+@dataclass(frozen=True)
+class AttemptEnd:
+    """How an attempt that did not finish the document ended: a worker's error or an expired
+    lease the monitor found."""
+
+    outcome: str
+    """What the ticket's history says of it: ``failed``, ``lease expired``."""
+    error: str
+    traceback: str = ""
+    permanent: bool = False
+    """The input itself is unusable: no attempt can help."""
+    final: bool = False
+    """An output the document needs failed for good (its own attempts are spent)."""
+    retryable: bool = True
+    """Whether ``bucketdigest retry`` could help once the document is dead-lettered."""
+    outputs: tuple[OutputRecord, ...] = ()
+    backoff: bool = True
+    """Wait before the next attempt (a worker's error) or not (a lost worker)."""
+
+    def is_last(self, attempt: int, policy: RetryPolicy) -> bool:
+        """Whether the document goes to ``failed`` rather than back to ``todo``."""
+        return self.final or policy.gives_up(attempt, self.permanent)
+
+
+def end_attempt(
+    store: Store, claim: Claim, etag: str, end: AttemptEnd, policy: RetryPolicy
+) -> QueueState | None:
+    """processing → todo (``requeue``, the next attempt) or → failed (``dead_letter``, with the
+    whole history): the one place an unfinished attempt ends, for workers and the monitor alike.
+    Returns the state the document moved to, None if the claim was no longer version ``etag``."""
+    now = store.now()
+    ticket = with_attempt(claim.ticket, claim, now, end.outcome, end.error)
+    if end.is_last(ticket.attempt, policy):
+        failure = Failure(
+            ticket=ticket,
+            worker_id=claim.worker_id,
+            failed_at=now,
+            error=end.error,
+            traceback=end.traceback,
+            retryable=end.retryable,
+            outputs=end.outputs,
+        )
+        return QueueState.FAILED if dead_letter(store, failure, etag) else None
+    again = policy.next_attempt(ticket, now, backoff=end.backoff)
+    return QueueState.TODO if requeue(store, again, etag) else None
 
 
 def retry(store: Store, digest: str) -> bool:

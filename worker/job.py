@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.attempts import RetryPolicy, with_attempt
+from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import (
     ChainIncomplete,
@@ -36,7 +36,7 @@ from bucketdigest.shared.errors import (
 from bucketdigest.shared.filetypes import FileKind, FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
-from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, OutputStatus
+from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
@@ -220,37 +220,31 @@ def _may_retry(exc: Exception) -> bool:
 def _fail(
     job: Job, lease: Lease, ctx: JobContext, progress: Progress, exc: Exception, trace: str
 ) -> JobResult:
-    """Attempts left: back to todo after a backoff (``queue.requeue``). Permanent or out of
-    attempts: the dead letter with the whole history and the traceback."""
+    """Attempts left: back to todo after a backoff, with the outputs done so far saved.
+    Permanent, out of attempts, or an output failed for good: the dead letter with the whole
+    history and the traceback (``queue.end_attempt``)."""
     ticket = job.claim.ticket
     name = ticket.names[0] if ticket.names else ticket.digest
     message = str(exc) or type(exc).__name__
+    chain = exc if isinstance(exc, ChainIncomplete) else None
+    end = queue.AttemptEnd(
+        outcome="failed",
+        error=message,
+        traceback=trace,
+        permanent=isinstance(exc, PermanentDigestError),
+        final=chain is not None and chain.final,
+        retryable=_may_retry(exc),
+        outputs=chain.records.outputs if chain is not None else (),
+    )
+    retry = not end.is_last(ticket.attempt, ctx.retry)
     abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
-    ended = with_attempt(ticket, job.claim, ctx.store.now(), "failed", message)
-    if isinstance(exc, ChainIncomplete):
-        retry = not exc.final
-    else:
-        retry = not ctx.retry.gives_up(ticket.attempt, isinstance(exc, PermanentDigestError))
-    if retry:
-        if isinstance(exc, ChainIncomplete) and not _fenced(
-            lease, lambda: progress.save(exc.records)
-        ):
-            return abandoned
-        again = ctx.retry.next_attempt(ended, ctx.store.now())
-        if not lease.end(lambda etag: queue.requeue(ctx.store, again, etag)):
-            return abandoned
-    else:
-        failure = Failure(
-            ticket=ended,
-            worker_id=ctx.worker_id,
-            failed_at=ctx.store.now(),
-            error=message,
-            traceback=trace,
-            retryable=_may_retry(exc),
-            outputs=exc.records.outputs if isinstance(exc, ChainIncomplete) else (),
-        )
-        if not lease.end(lambda etag: queue.dead_letter(ctx.store, failure, etag)):
-            return abandoned
+    if retry and chain is not None and not _fenced(lease, lambda: progress.save(chain.records)):
+        return abandoned
+    if not lease.end(
+        lambda etag: queue.end_attempt(ctx.store, job.claim, etag, end, ctx.retry) is not None
+    ):
+        return abandoned
+    if not retry:
         progress.clear()
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",
