@@ -10,7 +10,8 @@ caller holds.
 ingest ─enqueue─► todo ─claim─► processing ─finish─► (done: store/out/<h>.zip)
                    ▲              │  renew ⟲
                    ├──hand_back───┤
-                   ├──requeue─────┤   (retryable error with attempts left, or lease expired)
+                   ├──requeue─────┤   end_attempt: an error or an expired lease with
+                   │              │   attempts left requeues, otherwise dead-letters
                    │              └─dead_letter─► failed
                    └──────────────retry──────────────┘
 remove: markers left beside a finished result
