@@ -44,6 +44,12 @@ TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
     help="A name clients reach the server by (repeatable); requests naming any other host "
     "are refused (DNS rebinding). The bound address and loopback names are always allowed.",
 )
+@click.option(
+    "--show-locations",
+    is_flag=True,
+    help="Show every client the source folders documents came from and the workers that "
+    "processed them (by default a folder is shown by its last name, a worker not at all).",
+)
 @library_errors
 def serve(
     store: StoreSettings,
@@ -54,6 +60,7 @@ def serve(
     cache_size: int,
     cors_origin: tuple[str, ...],
     allowed_host: tuple[str, ...],
+    show_locations: bool,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -77,6 +84,7 @@ def serve(
         cache=CacheSettings(directory=cache_dir, max_bytes=cache_size << 20),
         cors_origins=cors_origin,
         allowed_hosts=allowed_host,
+        show_locations=show_locations,
     )
     console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
     run_server(settings)

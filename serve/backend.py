@@ -15,6 +15,7 @@ from bucketdigest.monitor.status import Status, collect_status
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Hit, Searcher, SearchRequest
+from bucketdigest.serve import privacy
 from bucketdigest.serve.documents import (
     DocumentView,
     UnknownDocument,
@@ -65,6 +66,8 @@ class ServeSettings:
     """How stale the searcher's view of the index and the status may be."""
     allowed_hosts: tuple[str, ...] = ()
     """Names clients may reach the server by, besides its address and loopback names."""
+    show_locations: bool = False
+    """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
 
     def __post_init__(self) -> None:
         if self.token is not None and len("".join(self.token.split())) < MIN_TOKEN_CHARS:
@@ -98,16 +101,27 @@ class Backend:
         with self._lock:
             if self._searcher and self._fresh(self._searcher[1]):
                 return self._searcher[0]
-        searcher = Searcher.open(self.settings.store)
+        try:
+            searcher = Searcher.open(self.settings.store)
+        except SearchIndexError as exc:
+            raise type(exc)(self._told(str(exc))) from exc
         with self._lock:
             self._searcher = (searcher, time.monotonic())
         return searcher
 
+    def _told(self, message: str) -> str:
+        """An index error message as this server's clients may read it."""
+        if self.settings.show_locations:
+            return message
+        return privacy.without_location(message, index_location(self.settings.store).uri)
+
     def search(self, request: SearchRequest) -> list[Hit]:
-        return self.searcher().search(request)
+        hits = self.searcher().search(request)
+        return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
 
     def document(self, digest: str) -> DocumentView:
-        return read_document(self.cache, digest)
+        view = read_document(self.cache, digest)
+        return view if self.settings.show_locations else privacy.public_document(view)
 
     def status(self) -> dict[str, Any]:
         """Counts, throughput, ETA, failures, runs and index freshness, as JSON data."""
@@ -115,11 +129,13 @@ class Backend:
             if self._status and self._fresh(self._status[1]):
                 return self._status[0]
         status: Status = collect_status(self.store)
+        if not self.settings.show_locations:
+            status = privacy.public_status(status)
         try:
             stats = SearchIndex.describe(index_location(self.settings.store))
             index: dict[str, Any] | None = stats.to_dict() if stats else None
         except SearchIndexError as exc:
-            index = {"error": str(exc)}
+            index = {"error": self._told(str(exc))}
         if index and "documents" in index:
             index["behind"] = max(0, status.counts["done"] - index["documents"])
         data = {**status.to_dict(), "index": index}

@@ -5,6 +5,8 @@ offline."""
 from __future__ import annotations
 
 import io
+import os
+import socket
 import zipfile
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from fastapi.testclient import TestClient
 from bucketdigest.serve.app import create_app
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.serve.guards import RequestGuard
+from bucketdigest.serve.privacy import public_source
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import ConfigError
@@ -118,3 +121,60 @@ def test_a_real_server_answers_a_megabyte_query_string_414(served: Served) -> No
             line = f"GET /api/search/chunks?q={'x' * 1_000_000} HTTP/1.1\r\n"
             connection.sendall(f"{line}Host: {host}\r\nConnection: close\r\n\r\n".encode())
             assert connection.recv(100).startswith(b"HTTP/1.1 414")
+
+
+def _anonymous_answers(client: TestClient, served: Served) -> dict[str, str]:
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    broken = served.digests["broken.pdf"]
+    paths = [
+        "/api/search/chunks?q=dragon&limit=50",
+        "/api/search/documents?q=dragon&limit=50",
+        f"/api/documents/{long_pdf}",
+        f"/api/documents/{broken}",
+        "/api/status",
+        f"/documents/{long_pdf}",
+        f"/documents/{broken}",
+        "/status",
+        "/?q=dragon",
+    ]
+    return {path: client.get(path).text for path in paths}
+
+
+def test_search_hits_documents_and_status_hide_source_folders_and_workers(
+    client: TestClient, served: Served
+) -> None:
+    folder = str(Path(served.settings.bucket).parent / "in")
+    machine = f"{socket.gethostname()}-{os.getpid()}-"  # how worker ids begin
+    for path, text in _anonymous_answers(client, served).items():
+        assert folder not in text, path
+        assert machine not in text, path
+    hits = client.get("/api/search/chunks", params={"q": "dragon"}).json()["hits"]
+    assert hits and all(s == "…/in" for h in hits for s in h["sources"])
+    # the source filter still narrows by the real folder, which the client may know
+    narrowed = client.get("/api/search/chunks", params={"q": "dragon", "source": folder})
+    assert narrowed.json()["hits"]
+
+
+def test_show_locations_tells_every_client_where_documents_came_from(served: Served) -> None:
+    settings = ServeSettings(
+        store=served.settings, allowed_hosts=("testserver",), show_locations=True
+    )
+    with TestClient(create_app(settings)) as client:
+        hits = client.get("/api/search/chunks", params={"q": "dragon"}).json()["hits"]
+        folder = str(Path(served.settings.bucket).parent / "in")
+        assert hits and all(s == folder for h in hits for s in h["sources"])
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("/home/ana/library/rulebooks/", "…/rulebooks"),
+        ("file:///srv/pdfs", "…/pdfs"),
+        ("C:\\Users\\ana\\pdfs", "…/pdfs"),
+        ("https://user:secret@docs.example.org:8443/manual/", "https://docs.example.org:8443/manual/"),
+    ],
+)
+def test_a_source_is_shown_by_its_last_name_unless_it_is_a_web_address(
+    source: str, shown: str
+) -> None:
+    assert public_source(source) == shown
