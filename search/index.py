@@ -30,10 +30,14 @@ log = logging.getLogger(__name__)
 
 CHUNKS = "chunks"
 DOCUMENTS = "documents"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`)."""
 _MODEL_KEY = b"bucketdigest.embedding_model"
 _SCHEMA_KEY = b"bucketdigest.schema_version"
 REBUILD_HINT = "run `bucketdigest index --rebuild`"
+TERMS = "terms"
+"""The column the full-text index covers (:func:`.terms.index_terms` of ``text``)."""
+FULL_TEXT_INDEX = f"{TERMS}_idx"
 
 VECTOR_INDEX_FROM = 20_000
 """From this many rows on, an IVF-SQ vector index (a brute-force scan of 100,000 rows takes
@@ -54,6 +58,7 @@ def _schema(*fields: pa.Field) -> pa.Schema:
         pa.field("file_type", pa.string()),
         pa.field("tags", pa.list_(pa.string())),
         pa.field("text", pa.string()),
+        pa.field("terms", pa.string()),
         pa.field("vector", pa.list_(pa.float32(), DIMENSION)),
     ]
     metadata = {_MODEL_KEY: MODEL_NAME.encode(), _SCHEMA_KEY: SCHEMA_VERSION.encode()}
@@ -201,8 +206,8 @@ class SearchIndex:
                 continue
             indexes = {config.name for config in table.list_indices()}
             stale = sum(unindexed_rows(table, index) for index in indexes)
-            if "text_idx" not in indexes:
-                table.create_index("text", config=FTS(with_position=True))
+            if FULL_TEXT_INDEX not in indexes:
+                table.create_index(TERMS, config=FTS(with_position=True))
                 done.append(f"{name}: full-text index")
             if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
                 partitions = max(8, int(rows**0.5) // 4)

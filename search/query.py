@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from bucketdigest.search.index import TERMS
 from bucketdigest.search.snippet import Snippet, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
+from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, shared_embedder
 from bucketdigest.shared.errors import InvalidQuery
@@ -150,13 +152,14 @@ _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
 
 
 def _full_text(query: str) -> Any:
-    """A quoted query is a phrase; anything else matches any of its words (BM25)."""
+    """A quoted query is a phrase; anything else matches any of its words (BM25). Either is
+    spelled as the index spells text (CJK as character pairs)."""
     from lance.query import MatchQuery, PhraseQuery
 
     stripped = query.strip()
     if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
-        return PhraseQuery(stripped[1:-1], "text")
-    return MatchQuery(query.replace('"', " "), "text")
+        return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
+    return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
 
 
 class Searcher:

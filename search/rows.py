@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.records import SourceRecord
 
@@ -94,6 +95,7 @@ def rows_from_result(
     columns = {
         **shared,
         "text": [c["text"] for c in chunks],
+        "terms": [index_terms(c["text"]) for c in chunks],
         "id": [c["id"] for c in chunks],
         "page": [int(c["page"]) for c in chunks],
         "part": [int(c["part"]) for c in chunks],
@@ -114,6 +116,7 @@ def rows_from_result(
         "file_type": file_type,
         "tags": tags,
         "text": text,
+        "terms": index_terms(text),
         "vector": vector.astype(np.float32),
         "etag": etag,
         "summary": summary,

@@ -10,6 +10,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
 STOPWORDS = frozenset(
@@ -80,10 +82,34 @@ def query_stems(query: str) -> set[str]:
     return {stem(w) for w in words}
 
 
+def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
+    """Where the character pairs of the query's CJK runs occur in ``text``, overlaps merged."""
+    pairs = cjk_pairs(query)
+    if not pairs:
+        return []
+    spans: list[tuple[int, int]] = []
+    for run in CJK_RUN.finditer(text):
+        chars, base = run.group(), run.start()
+        width = 1 if len(chars) == 1 else 2
+        for i in range(len(chars) - width + 1):
+            if chars[i : i + width] in pairs:
+                start, end = base + i, base + i + width
+                if spans and start <= spans[-1][1]:
+                    spans[-1] = (spans[-1][0], end)
+                else:
+                    spans.append((start, end))
+    return spans
+
+
 def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
     """At most about ``width`` characters of ``text``, centred on the query's words."""
     stems = query_stems(query)
-    matches = [m.span() for m in _WORD.finditer(text) if stem(m.group()) in stems]
+    matches = [
+        m.span()
+        for m in _WORD.finditer(text)
+        if not CJK_RUN.match(m.group()) and stem(m.group()) in stems
+    ]
+    matches = sorted(matches + _cjk_matches(text, query))
     start = 0
     if matches:
         best = max(

@@ -61,6 +61,7 @@ ARCHIVES = (
     Archive("debian", "texlive-lang-arabic", "2022.20230122-1"),
     Archive("debian", "texlive-lang-japanese", "2022.20230122-1"),
     Archive("debian", "texlive-lang-chinese", "2022.20230122-1"),
+    Archive("debian", "texlive-lang-korean", "2022.20230122-1"),
     Archive("debian", "texlive-latex-base-doc", "2022.20230122-3"),
     Archive("debian", "texlive-latex-recommended-doc", "2022.20230122-3"),
     Archive("debian", "texlive-publishers-doc", "2022.20230122-4"),
@@ -90,6 +91,7 @@ RULES = (
     Rule("texlive-lang-arabic", r"\.pdf$", "Arabic and Persian (right to left)", 14),
     Rule("texlive-lang-japanese", r"\.pdf$", "Japanese (some vertical)", 14),
     Rule("texlive-lang-chinese", r"\.pdf$", "Chinese", 12),
+    Rule("texlive-lang-korean", r"/(cjk-ko|kotex-oblivoir|pmhanguljamo)/[\w-]*doc\.pdf$", "Korean"),
     Rule("texlive-publishers-doc", PAPERS, "papers"),
 )
 

@@ -171,7 +171,10 @@ def test_show_locations_tells_every_client_where_documents_came_from(served: Ser
         ("/home/ana/library/rulebooks/", "…/rulebooks"),
         ("file:///srv/pdfs", "…/pdfs"),
         ("C:\\Users\\ana\\pdfs", "…/pdfs"),
-        ("https://user:secret@docs.example.org:8443/manual/", "https://docs.example.org:8443/manual/"),
+        (
+            "https://user:secret@docs.example.org:8443/manual/",
+            "https://docs.example.org:8443/manual/",
+        ),
     ],
 )
 def test_a_source_is_shown_by_its_last_name_unless_it_is_a_web_address(

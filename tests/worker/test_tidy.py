@@ -105,3 +105,16 @@ def test_an_html_table_becomes_markdown_unless_a_cell_spans() -> None:
         "<tr><th>Spring</th><th>Autumn</th></tr>"
         "<tr><td>North &amp; bank</td><td>27</td><td>33</td></tr></table>"
     )
+
+
+def test_chinese_and_japanese_lines_join_without_a_space_korean_words_keep_theirs() -> None:
+    page = (
+        "を読み込むと単位 zw を用いま すので，プリアン ブルに書きます。\n\n"
+        "通过网络的安装程序本身非常小， 它可以从网上下载\n\n"
+        "셸 옵션과 위치 매개변수를 설정합니다."
+    )
+    assert tidy(page) == (
+        "を読み込むと単位 zw を用いますので，プリアンブルに書きます。\n\n"
+        "通过网络的安装程序本身非常小，它可以从网上下载\n\n"
+        "셸 옵션과 위치 매개변수를 설정합니다."
+    )

@@ -97,10 +97,11 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 4
+TEXT_RULES = 5
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
-rebuilt from their ruling lines, :mod:`tables`), so a new revision does not keep pages its
+rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
+space), so a new revision does not keep pages its
 predecessor made the old way."""
 
 

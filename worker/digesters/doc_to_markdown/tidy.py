@@ -63,6 +63,11 @@ _STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
 """A decimal point set in a math font comes out styled alone: ``124_._3``."""
 _WORD = re.compile(r"[^\W\d_]+")
 _COMPOUND = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
+_HAN_KANA = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_LINE_JOIN = re.compile(f"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}])")
+"""A space between two Chinese or Japanese characters (or their punctuation): Chinese and
+Japanese set no spaces between characters, so it is a line end the converter joined with one
+(``用いま すので``). Korean, which sets spaces between words, is not touched."""
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _SPACE_BEFORE_MARK = re.compile(r"(?<=[`*_])[ \t]+(?=[.,;:!?)\]])|[ \t]+(?=\*\*[.,;:!?]+\*\*)")
 _BOLD_MARK = re.compile(r"\*\*([.,;:!?]+)\*\*")
@@ -120,6 +125,7 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _SPACE_BEFORE_MARK.sub("", text)
     text = _BOLD_MARK.sub(r"\1", text)
     text = _STYLED_POINT.sub(r"\2", text)
+    text = _CJK_LINE_JOIN.sub("", text)
     return "\n".join(_lines(text.split("\n")))
 
 
