@@ -10,7 +10,8 @@ from rich.console import Console
 
 from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
-from bucketdigest.cli.options import store_options
+from bucketdigest.cli.options import index_cache_options, store_options
+from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Level, Mode, SearchRequest, search
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -60,6 +61,7 @@ def index(store: StoreSettings, rebuild: bool, wait: float) -> None:
 @click.option("--type", "file_type", help="Only this file type (extension), e.g. pdf.")
 @click.option("--tag", help="Only documents with this tag (keyword).")
 @click.option("--json", "as_json", is_flag=True, help="Hits as JSON.")
+@index_cache_options
 @library_errors
 def search_command(
     query: tuple[str, ...],
@@ -72,6 +74,7 @@ def search_command(
     file_type: str | None,
     tag: str | None,
     as_json: bool,
+    index_cache: IndexCacheSettings,
 ) -> None:
     """Search every document in the bucket: passages (default) or whole documents.
 
@@ -88,7 +91,7 @@ def search_command(
         tag=tag,
     )
     try:
-        hits = search(store, request)
+        hits = search(store, request, index_cache)
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
+from bucketdigest.search.cache import DEFAULT_MAX_BYTES, IndexCacheSettings
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
@@ -111,6 +113,39 @@ store_options = option_group(
         envvar="BUCKETDIGEST_PATH_STYLE",
         default=False,
         help="S3 addressing style; MinIO and Ceph usually need --path-style.",
+    ),
+)
+
+
+def _index_cache(
+    index_cache: Path | None, index_cache_size: int, no_index_cache: bool
+) -> IndexCacheSettings:
+    return IndexCacheSettings(
+        enabled=not no_index_cache, folder=index_cache, max_bytes=index_cache_size << 20
+    )
+
+
+index_cache_options = option_group(
+    "index_cache",
+    _index_cache,
+    click.option(
+        "--index-cache",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="BUCKETDIGEST_INDEX_CACHE",
+        help="Folder for the local copy of an S3 bucket's search index, brought up to date "
+        "from the bucket before use [default: ~/.cache/bucketdigest/index/<bucket hash>].",
+    ),
+    click.option(
+        "--index-cache-size",
+        type=click.IntRange(1),
+        default=DEFAULT_MAX_BYTES >> 20,
+        show_default=True,
+        help="MiB the copy may take; a larger index is searched in the bucket directly.",
+    ),
+    click.option(
+        "--no-index-cache",
+        is_flag=True,
+        help="Search the bucket's index directly, keeping no local copy.",
     ),
 )
 

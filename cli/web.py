@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from bucketdigest.cli.group import cli, console, library_errors
-from bucketdigest.cli.options import store_options
+from bucketdigest.cli.options import index_cache_options, store_options
+from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.shared.config import StoreSettings
 
 TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
@@ -50,6 +51,7 @@ TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
     help="Show every client the source folders documents came from and the workers that "
     "processed them (by default a folder is shown by its last name, a worker not at all).",
 )
+@index_cache_options
 @library_errors
 def serve(
     store: StoreSettings,
@@ -61,6 +63,7 @@ def serve(
     cors_origin: tuple[str, ...],
     allowed_host: tuple[str, ...],
     show_locations: bool,
+    index_cache: IndexCacheSettings,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -85,6 +88,7 @@ def serve(
         cors_origins=cors_origin,
         allowed_hosts=allowed_host,
         show_locations=show_locations,
+        index_cache=index_cache,
     )
     console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
     run_server(settings)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.index import TERMS
 from bucketdigest.search.snippet import Snippet, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
@@ -171,8 +172,10 @@ class Searcher:
         self._embedder = embedder
 
     @classmethod
-    def open(cls, settings: StoreSettings) -> Searcher:
-        return cls(*open_tables(settings))
+    def open(cls, settings: StoreSettings, cache: IndexCache | None = None) -> Searcher:
+        """The searcher of the index of the bucket ``settings`` names (read from ``cache``'s
+        local copy when there is one)."""
+        return cls(*open_tables(settings, cache))
 
     def _vector(self, query: str) -> Any:
         embedder = self._embedder or shared_embedder()
@@ -282,6 +285,10 @@ def _similar(row: dict[str, Any]) -> bool:
     return 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR
 
 
-def search(settings: StoreSettings, request: SearchRequest) -> list[Hit]:
+def search(
+    settings: StoreSettings,
+    request: SearchRequest,
+    cache: IndexCacheSettings = IndexCacheSettings(),  # noqa: B008 - frozen, shared safely
+) -> list[Hit]:
     """Open the index of the store named by ``settings`` and answer ``request``."""
-    return Searcher.open(settings).search(request)
+    return Searcher.open(settings, open_cache(settings, cache)).search(request)

@@ -3,8 +3,10 @@ any machine, and quoting values into their SQL filters."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from bucketdigest.search.cache import IndexCache
 from bucketdigest.search.index import (
     CHUNKS,
     DOCUMENTS,
@@ -15,7 +17,9 @@ from bucketdigest.search.index import (
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.errors import IndexDamaged, IndexNotFound
+from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound
+
+log = logging.getLogger(__name__)
 
 
 def sql_quoted(value: str) -> str:
@@ -29,10 +33,18 @@ def dataset(location: IndexLocation, name: str) -> Any:
     return lance.dataset(f"{location.uri}/{name}.lance", storage_options=location.storage_options)
 
 
-def open_tables(settings: StoreSettings) -> tuple[Any, Any]:
+def open_tables(settings: StoreSettings, cache: IndexCache | None = None) -> tuple[Any, Any]:
     """Both tables, checked; IndexNotFound when the bucket has no index, IndexDamaged when
-    it has one that cannot be read."""
+    it has one that cannot be read. With ``cache``, from its local copy when it has one that
+    opens (a copy that does not is dropped, and the bucket read)."""
     lance_environment()
+    if cache is not None and (local := cache.local_location((CHUNKS, DOCUMENTS))) is not None:
+        try:
+            return _checked((dataset(local, CHUNKS), dataset(local, DOCUMENTS)))
+        except (ValueError, OSError, IndexMismatch) as exc:
+            log.warning("index copy %s unreadable (%s); reading the bucket", local.uri, exc)
+            for name in (CHUNKS, DOCUMENTS):
+                cache.forget(name)
     location = index_location(settings)
     try:
         tables = (dataset(location, CHUNKS), dataset(location, DOCUMENTS))
@@ -45,6 +57,10 @@ def open_tables(settings: StoreSettings) -> tuple[Any, Any]:
         raise IndexDamaged(
             f"the index at {location.uri} cannot be read ({exc}): {REBUILD_HINT}"
         ) from exc
+    return _checked(tables)
+
+
+def _checked(tables: tuple[Any, Any]) -> tuple[Any, Any]:
     for name, table in zip((CHUNKS, DOCUMENTS), tables, strict=True):
         check_metadata(table.schema.metadata, name)
     return tables

@@ -12,6 +12,7 @@ from typing import Any
 
 from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.search.cache import IndexCacheSettings, open_cache
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Hit, Searcher, SearchRequest
@@ -66,6 +67,7 @@ class ServeSettings:
     """How stale the searcher's view of the index and the status may be."""
     allowed_hosts: tuple[str, ...] = ()
     """Names clients may reach the server by, besides its address and loopback names."""
+    index_cache: IndexCacheSettings = field(default_factory=IndexCacheSettings)
     show_locations: bool = False
     """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
 
@@ -86,6 +88,7 @@ class Backend:
         self.settings = settings
         self.store = open_store(settings.store, self_test=False)
         self.cache = ResultCache(self.store, settings.cache)
+        self.index_cache = open_cache(settings.store, settings.index_cache)
         self._searcher: tuple[Searcher, float] | None = None
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
@@ -102,7 +105,7 @@ class Backend:
             if self._searcher and self._fresh(self._searcher[1]):
                 return self._searcher[0]
         try:
-            searcher = Searcher.open(self.settings.store)
+            searcher = Searcher.open(self.settings.store, self.index_cache)
         except SearchIndexError as exc:
             raise type(exc)(self._told(str(exc))) from exc
         with self._lock:

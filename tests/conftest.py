@@ -29,6 +29,20 @@ for _name, _value in {
 os.environ.pop("AWS_PROFILE", None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's cache folder (index copies), in the session's temporary folder: tests and
+    the commands they start never write to the real one."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """moto's real HTTP server on a free loopback port, shared by the session."""
