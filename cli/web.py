@@ -13,6 +13,7 @@ from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.shared.config import StoreSettings
 
 TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
+DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
 
 
 @cli.command()
@@ -51,6 +52,14 @@ TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
     help="Show every client the source folders documents came from and the workers that "
     "processed them (by default a folder is shown by its last name, a worker not at all).",
 )
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    default=DEFAULT_PROCESSES,
+    show_default=True,
+    help="Server processes answering requests at once (one per core: a search holds a "
+    "process while it scans the index). Each keeps its own embedding model (~150 MB).",
+)
 @index_cache_options
 @library_errors
 def serve(
@@ -64,6 +73,7 @@ def serve(
     allowed_host: tuple[str, ...],
     show_locations: bool,
     index_cache: IndexCacheSettings,
+    processes: int,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -89,6 +99,7 @@ def serve(
         allowed_hosts=allowed_host,
         show_locations=show_locations,
         index_cache=index_cache,
+        processes=processes,
     )
     console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
     run_server(settings)

@@ -7,7 +7,10 @@ under ``/api`` and as a page elsewhere.
 
 from __future__ import annotations
 
+import base64
 import logging
+import os
+import pickle
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -185,8 +188,18 @@ def _api_page(app: FastAPI) -> None:
         )
 
 
+SETTINGS_VARIABLE = "BUCKETDIGEST_SERVE_SETTINGS"
+"""How ``run_server`` hands its settings to uvicorn's worker processes."""
+
+
+def app_from_environment() -> FastAPI:
+    """The application of a worker process that uvicorn started (see :func:`run_server`)."""
+    return create_app(pickle.loads(base64.b64decode(os.environ[SETTINGS_VARIABLE])))
+
+
 def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
-    """Serve until interrupted."""
+    """Serve until interrupted, from ``settings.processes`` processes: a search holds
+    Python's lock while Lance scans, so one process answers one search at a time."""
     import uvicorn
 
     if settings.host in WILDCARD_BINDS:
@@ -196,12 +209,18 @@ def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
             "front; give --allowed-host for the names clients use",
             settings.host or "all",
         )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        h11_max_incomplete_event_size=MAX_REQUEST_HEAD,
+    common = {
+        "host": settings.host,
+        "port": settings.port,
+        "h11_max_incomplete_event_size": MAX_REQUEST_HEAD,
         **uvicorn_options,
+    }
+    if settings.processes == 1:
+        uvicorn.run(create_app(settings), **common)
+        return
+    os.environ[SETTINGS_VARIABLE] = base64.b64encode(pickle.dumps(settings)).decode()
+    uvicorn.run(
+        f"{__name__}:app_from_environment", factory=True, workers=settings.processes, **common
     )
 
 

@@ -68,6 +68,8 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()
     """Names clients may reach the server by, besides its address and loopback names."""
     index_cache: IndexCacheSettings = field(default_factory=IndexCacheSettings)
+    processes: int = 1
+    """Server processes answering at once (``serve --processes``)."""
     show_locations: bool = False
     """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
 

@@ -1,0 +1,76 @@
+"""``serve --processes N``: N processes answer requests, so two searches run at once (a search
+holds its process while Lance scans), each with the settings the command was given."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from tests.serve.conftest import Served
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(child) for child in found]
+
+
+def test_serve_answers_from_several_processes_with_the_same_settings(served: Served) -> None:
+    port = _free_port()
+    command = ["serve", "--bucket", served.settings.bucket, "--port", str(port)]
+    server = subprocess.Popen(
+        [*CLI, *command, "--processes", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.3)
+        # uvicorn's supervisor has started two worker processes
+        workers = [c for c in _children(server.pid) if "spawn_main" in _cmdline(c)]
+        assert len(workers) >= 2, workers
+
+        def search(query: str) -> httpx.Response:
+            return httpx.get(f"{url}/api/search/chunks", params={"q": query}, timeout=60)
+
+        queries = ["boarding the enemy ship", "wrestling holds", "barley harvest"] * 4
+        with ThreadPoolExecutor(6) as pool:
+            answers = list(pool.map(search, queries))
+        assert all(a.status_code == 200 for a in answers)
+        assert answers[0].json()["hits"][0]["names"] == ["naval/broadsides.md"]
+        # the settings reached every process: anonymous answers hold no source folder
+        folder = str(Path(served.settings.bucket).parent / "in")
+        assert all(folder not in a.text for a in answers)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
