@@ -32,6 +32,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Concurrent claimers",
         "Ingest hashing",
         "Search",
+        "Ranking",
         "Serving",
         "A million documents",
         "Revisions",

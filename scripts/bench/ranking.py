@@ -20,6 +20,7 @@ being measured, and the rebuild is timed (chunks per second on real documents).
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -40,7 +41,7 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 
-CACHE = Path.home() / ".cache" / "bucketdigest" / "ranking"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bucketdigest/ranking"
 PER_SET = 200
 _SENTENCE = re.compile(r"[^.!?\n]{40,}[.!?]")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z'-]+")

@@ -16,6 +16,7 @@ from pathlib import Path
 import claims
 import fidelity
 import hashing
+import ranking
 import realworld
 import requests_per_doc
 import revisions
@@ -33,6 +34,7 @@ SECTIONS = (
     "claims",
     "hashing",
     "search",
+    "ranking",
     "serve",
     "scale",
     "revisions",
@@ -82,6 +84,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Ingest hashing", hashing.run(args.quick))
     if "search" in wanted:
         add("Search", searching.run(args.quick))
+    if "ranking" in wanted:
+        add("Ranking: known-item queries over the real-world corpus", ranking.run(args.quick))
     if "serve" in wanted:
         add("Serving: the HTTP API and the web pages", serving.run(args.quick))
     if "revisions" in wanted:
