@@ -93,6 +93,7 @@ def _documents(count: int, batch: int = 100_000) -> Iterator[Any]:
             "file_type": ["pdf"] * len(digests),
             "tags": [[] for _ in digests],
             "text": paths,
+            "terms": paths,
             "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), DIMENSION),
             "etag": ["x"] * len(digests),
             "summary": [""] * len(digests),

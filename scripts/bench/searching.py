@@ -26,6 +26,7 @@ from searching_results import indexing, quality
 from bucketdigest.search.index import SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
 
 BATCH = 100_000
@@ -54,7 +55,8 @@ def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple
             "locations": [f"bench\tbooks/{d[:8]}.pdf\n" for d in digests],
             "file_type": ["pdf"] * count,
             "tags": [["rules"]] * count,
-            "text": texts(count, words, p, rng),
+            "text": (chunk_texts := texts(count, words, p, rng)),
+            "terms": [index_terms(text) for text in chunk_texts],
             "id": [f"{d}:1:{start + i}" for i, d in enumerate(digests)],
             "page": list(range(count)),
             "part": [1] * count,

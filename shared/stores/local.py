@@ -23,6 +23,7 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from stat import S_ISDIR
 
@@ -199,11 +200,11 @@ class LocalStore:
     ) -> Iterator[ObjectInfo]:
         folder, _, _ = prefix.rpartition("/")
         base = self._path(folder) if folder else self.root
-        found: list[tuple[bytes, str, os.DirEntry[str]]] = []
+        found: list[tuple[str, os.DirEntry[str]]] = []
         self._scan(str(base), f"{folder}/" if folder else "", prefix, start_after, found)
-        found.sort(key=lambda item: item[0])
+        found.sort(key=itemgetter(0))  # code point order is UTF-8 byte order, as S3 lists
         yielded = 0
-        for _, key, entry in found:
+        for key, entry in found:
             if limit is not None and yielded >= limit:
                 return
             try:
@@ -219,9 +220,9 @@ class LocalStore:
         rel_prefix: str,
         prefix: str,
         start_after: str,
-        found: list[tuple[bytes, str, os.DirEntry[str]]],
+        found: list[tuple[str, os.DirEntry[str]]],
     ) -> None:
-        """Collect (sort key, key, entry) of the files under ``directory`` whose keys start
+        """Collect (key, entry) of the files under ``directory`` whose keys start
         with ``prefix`` and come after ``start_after`` (one ``scandir`` per folder)."""
         try:
             entries = list(os.scandir(directory))
@@ -235,4 +236,4 @@ class LocalStore:
                 if (key + "/").startswith(prefix) or prefix.startswith(key + "/"):
                     self._scan(entry.path, key + "/", prefix, start_after, found)
             elif key.startswith(prefix) and key > start_after:
-                found.append((key.encode(), key, entry))
+                found.append((key, entry))
