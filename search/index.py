@@ -42,6 +42,9 @@ FULL_TEXT_INDEX = f"{TERMS}_idx"
 VECTOR_INDEX_FROM = 20_000
 """From this many rows on, an IVF-SQ vector index (a brute-force scan of 100,000 rows takes
 ~300 ms here; IVF-SQ answers in ~4 ms and builds 15 times faster than IVF-PQ)."""
+FILTER_INDEXES = {"file_type": "BITMAP", "tags": "LABEL_LIST", "locations": "NGRAM"}
+"""Indexes the search filters use (``--type``, ``--tag``, ``--source``/``--path``): without
+them a filtered query scans those columns of every row (35 ms at a million chunks; 4 with)."""
 COMPACT_FROM_FRAGMENTS = 24
 """Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
 
@@ -209,6 +212,10 @@ class SearchIndex:
             if FULL_TEXT_INDEX not in indexes:
                 table.create_index(TERMS, config=FTS(with_position=True))
                 done.append(f"{name}: full-text index")
+            for column, kind in FILTER_INDEXES.items():
+                if f"{column}_idx" not in indexes:
+                    table.to_lance().create_scalar_index(column, kind)
+                    done.append(f"{name}: {kind.lower()} index on {column}")
             if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
                 partitions = max(8, int(rows**0.5) // 4)
                 table.create_index(

@@ -92,15 +92,17 @@ def _percentiles(samples: list[float]) -> str:
 
 
 def _latency_row(label: str, settings: StoreSettings, queries: list[str]) -> tuple[str, ...]:
-    searcher = Searcher.open(settings)
     cells = []
     for mode in (Mode.KEYWORD, Mode.SEMANTIC, Mode.HYBRID):
+        searcher = Searcher.open(settings)  # its kept query vectors would flatter later modes
         for query in queries[:3]:  # warm: model loaded, index caches filled
             searcher.search(SearchRequest(query, mode=mode))
         samples = []
         for query in queries:
-            samples += _timed(lambda q=query, m=mode: searcher.search(SearchRequest(q, mode=m)), 1)
+            request = SearchRequest(query, mode=mode)
+            samples += _timed(lambda s=searcher, r=request: s.search(r), 1)
         cells.append(_percentiles(samples))
+    searcher = Searcher.open(settings)
     filtered = [
         _timed(lambda q=q: searcher.search(SearchRequest(q, file_type="pdf", tag="rules")), 1)[0]
         for q in queries
