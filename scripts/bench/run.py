@@ -16,6 +16,7 @@ from pathlib import Path
 import claims
 import fidelity
 import hashing
+import index_cache
 import ranking
 import realworld
 import requests_per_doc
@@ -35,6 +36,7 @@ SECTIONS = (
     "hashing",
     "search",
     "ranking",
+    "index-cache",
     "serve",
     "scale",
     "revisions",
@@ -86,6 +88,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Search", searching.run(args.quick))
     if "ranking" in wanted:
         add("Ranking: known-item queries over the real-world corpus", ranking.run(args.quick))
+    if "index-cache" in wanted:
+        add("Search from a bucket: the local index copy", index_cache.run(args.quick))
     if "serve" in wanted:
         add("Serving: the HTTP API and the web pages", serving.run(args.quick))
     if "revisions" in wanted:
