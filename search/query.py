@@ -24,7 +24,7 @@ from bucketdigest.search.snippet import Snippet, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.embedding import Embedder, shared_embedder
+from bucketdigest.shared.embedding import Embedder, query_embedder
 from bucketdigest.shared.errors import InvalidQuery
 
 MAX_QUERY_CHARS = 1000
@@ -191,7 +191,7 @@ class Searcher:
         for chunks and documents, people repeat themselves)."""
         vector = self._vectors.get(query)
         if vector is None:
-            embedder = self._embedder or shared_embedder()
+            embedder = self._embedder or query_embedder()
             vector = self._vectors[query] = embedder.encode([query])[0]
             while len(self._vectors) > QUERY_VECTORS_KEPT:
                 self._vectors.pop(next(iter(self._vectors)))

@@ -202,6 +202,8 @@ def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
     Python's lock while Lance scans, so one process answers one search at a time."""
     import uvicorn
 
+    from bucketdigest.serve.nodelay import NoDelayH11Protocol
+
     if settings.host in WILDCARD_BINDS:
         log.warning(
             "serving on every interface (%s): anyone who can reach this machine can search and "
@@ -212,6 +214,7 @@ def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
     common = {
         "host": settings.host,
         "port": settings.port,
+        "http": NoDelayH11Protocol,
         "h11_max_incomplete_event_size": MAX_REQUEST_HEAD,
         **uvicorn_options,
     }

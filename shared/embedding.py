@@ -121,7 +121,7 @@ class Embedder:
     name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, spin: bool = True) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -136,6 +136,8 @@ class Embedder:
         options = onnxruntime.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
+        if not spin:
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(
             str(onnx), options, providers=["CPUExecutionProvider"]
         )
@@ -161,6 +163,13 @@ class Embedder:
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             vectors[chosen] = pooled / np.clip(norms, 1e-12, None)
         return vectors
+
+
+@functools.cache
+def query_embedder() -> Embedder:
+    """The embedder of search queries: one short text at a time, on one thread that sleeps
+    when idle (a server runs a process per core; spinning threads would fight over them)."""
+    return Embedder(threads=1, spin=False)
 
 
 @functools.cache

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
 import statistics
+import subprocess
 import tempfile
+import threading
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import numpy as np
-from common import moto_server, new_bucket, table
+from common import CLI, moto_server, new_bucket, table
 from searching import _fill, _percentiles, _queries
 
 from bucketdigest.serve.app import background_server
@@ -40,6 +45,62 @@ def _api_latency(settings: StoreSettings, queries: list[str]) -> list[tuple[str,
                 samples.append((time.perf_counter() - started) * 1000)
             rows.append((mode, *_percentiles(samples).split(" / ")))
     return rows
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _under_load(
+    bucket: str, processes: int, queries: list[str], clients: int, seconds: float
+) -> tuple[str, ...]:
+    """``bucketdigest serve --processes N``, ``clients`` threads searching for ``seconds``."""
+    port = _free_port()
+    command = [*CLI, "serve", "--bucket", bucket, "--port", str(port)]
+    server = subprocess.Popen(
+        [*command, "--processes", str(processes)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/api/search/chunks"
+    try:
+        while True:
+            try:
+                httpx.get(url, params={"q": "warm"}, timeout=60).raise_for_status()
+                break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        with ThreadPoolExecutor(clients) as pool:  # every process warm: model loaded
+            list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), queries[:40]))
+        samples: list[float] = []
+        lock = threading.Lock()
+        stop = time.perf_counter() + seconds
+
+        def client(offset: int) -> None:
+            with httpx.Client(timeout=60) as http:
+                n = offset
+                while time.perf_counter() < stop:
+                    started = time.perf_counter()
+                    http.get(url, params={"q": queries[n % len(queries)]}).raise_for_status()
+                    with lock:
+                        samples.append((time.perf_counter() - started) * 1000)
+                    n += clients
+
+        began = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(client, range(clients)))
+        elapsed = time.perf_counter() - began
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return (
+        str(processes),
+        str(clients),
+        f"{len(samples) / elapsed:.0f}",
+        *_percentiles(samples).split(" / "),
+    )
 
 
 def _result_zip(pages: int, rng: np.random.Generator) -> bytes:
@@ -87,10 +148,16 @@ def run(quick: bool) -> str:
     rng = np.random.default_rng(3)
     size = 2_000 if quick else 100_000
     queries = _queries(10 if quick else 100, rng)
+    load_queries = _queries(1000, rng)
+    clients, seconds = (4, 3.0) if quick else (20, 20.0)
     with tempfile.TemporaryDirectory() as scratch:
         local = StoreSettings(bucket=str(Path(scratch) / "index"))
         _fill(local, size, rng)
         latency = _api_latency(local, queries)
+        load = [
+            _under_load(local.bucket, processes, load_queries, clients, seconds)
+            for processes in (1, os.cpu_count() or 1)
+        ]
     pages = 20 if quick else 300
     data = _result_zip(pages, rng)
     with moto_server() as endpoint:
@@ -105,6 +172,10 @@ def run(quick: bool) -> str:
         f"client, 10 hits, snippets included) on a {size:,}-chunk index on the local store, "
         f"{len(queries)} queries of 2-4 words per mode after 3 to warm up; ms:\n\n"
         + table(("mode", "p50", "p95"), latency)
+        + f"\n\n`bucketdigest serve --processes N` on the same index, {clients} clients (threads "
+        f"of the benchmark's process, on the same cores) searching for {seconds:.0f} s, hybrid, "
+        f"1,000 distinct queries of 2-4 words, 10 hits with snippets; latency in ms:\n\n"
+        + table(("processes", "clients", "searches/s", "p50", "p95"), load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
         f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
         f"first byte in ms. Cold: a new server with an empty cache (the zip is downloaded); "
