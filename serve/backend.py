@@ -10,8 +10,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from bucketdigest.monitor.repair import retry_failed
+from bucketdigest.ingestor.ingest import default_cache_dir
 from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings, open_cache
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.location import index_location
@@ -27,8 +28,8 @@ from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, SearchIndexError
+from bucketdigest.shared.queue import DocState
 from bucketdigest.worker.digesters import CHAIN, digester_named
-from bucketdigest.worker.reprocess import reprocess
 
 
 class BadRequest(BucketdigestError):
@@ -158,13 +159,20 @@ class Backend:
             raise NotAuthorized("wrong token", missing=False)
 
     def retry(self, digest: str, token: str | None) -> bool:
-        """Put a failed document back in line; False if it was not failed, UnknownDocument
-        if the bucket has no trace of it."""
+        """Put a failed document back in line (its source fetched again first if a cleanup-mode
+        worker deleted it, as ``bucketdigest retry`` does); False if it was not failed,
+        UnknownDocument if the bucket has no trace of it, NotPossible if its source is gone."""
         self.authorize(token)
         digest = checked_hash(digest)
-        if queue.state_of(self.store, digest) is None:
+        state = queue.state_of(self.store, digest)
+        if state is None:
             raise UnknownDocument(f"{digest}: no such document")
-        return bool(retry_failed(self.store, [digest]))
+        if state is not DocState.FAILED:
+            return False
+        requeued, cannot = retry_documents(self.store, [digest], default_cache_dir())
+        if digest in cannot:
+            raise NotPossible(f"{digest}: cannot retry: {cannot[digest]}")
+        return bool(requeued)
 
     def reprocess(self, digest: str, digester: str | None, token: str | None) -> list[str]:
         """Run ``digester`` (default: the whole chain) again on a done document; returns the
@@ -175,7 +183,9 @@ class Backend:
             digester_named(name)
         except KeyError as exc:
             raise BadRequest(exc.args[0]) from exc
-        report = reprocess(self.store, [checked_hash(digest)], name, outdated=False)
+        report = reprocess_documents(
+            self.store, [checked_hash(digest)], name, False, default_cache_dir()
+        )
         if digest in report.skipped:
             raise NotPossible(f"{digest}: cannot reprocess: {report.skipped[digest]}")
         return report.requeued.get(digest, [])

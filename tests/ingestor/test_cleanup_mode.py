@@ -71,3 +71,33 @@ def test_a_source_comes_back_from_its_git_lfs_repository(
     again = reprocess_documents(store, [digest], "tags", False, cache)
     assert list(again.requeued) == [digest], again.skipped
     assert _has_source(store, digest)
+
+
+def test_the_web_api_fetches_a_deleted_source_again_before_reprocessing(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from bucketdigest.serve.app import create_app
+    from bucketdigest.serve.backend import ServeSettings
+    from bucketdigest.shared.config import StoreSettings
+
+    store = LocalStore(tmp_path / "bucket")
+    report = ingest_sources(store, [str(pdf_folder)], IngestSettings())
+    digests = {f.path: f.digest for f in report.files}
+    _work(store)
+    token = "a-token-long-enough-for-the-server"
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(store.root)), token=token, allowed_hosts=("testserver",)
+    )
+    auth = {"Authorization": f"Bearer {token}"}
+    (pdf_folder / "sub" / "gamma.pdf").unlink()
+    with TestClient(create_app(settings)) as client:
+        kept = client.post(f"/api/documents/{digests['alpha.pdf']}/reprocess", headers=auth)
+        assert kept.status_code == 200 and kept.json()["digesters"]
+        assert _has_source(store, digests["alpha.pdf"])
+        gone = client.post(f"/api/documents/{digests['sub/gamma.pdf']}/reprocess", headers=auth)
+        assert gone.status_code == 409
+        assert "cannot be fetched again" in gone.json()["detail"]
+    _work(store)
+    assert store.head(keys.out_key(digests["alpha.pdf"])) is not None
