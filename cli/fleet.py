@@ -27,7 +27,8 @@ from bucketdigest.shared.policy import ROLE_OF_COMMAND, Role, iam_policy
     "--delete-source-when-done",
     "cleanup",
     is_flag=True,
-    help="Workers run in cleanup mode: let them delete store/raw/ objects too.",
+    help="Workers run in cleanup mode: let them delete store/raw/ objects too, and the "
+    "monitor (retry, reprocess) put sources back there.",
 )
 def policy(role: str, bucket: str, cleanup: bool) -> None:
     """Print the IAM policy (JSON) that lets ROLE do its work under one bucket prefix and

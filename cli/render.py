@@ -61,6 +61,8 @@ def monitor_line(done: MonitorPass) -> str:
         f"requeued {len(swept.requeued)}, dead-lettered {len(swept.dead_lettered)}, "
         f"finalized {len(swept.finalized)}"
     )
+    if swept.released:
+        line += f", released {len(swept.released)} hold(s) of dead purges"
     if (repaired := done.reconcile) is not None:
         line += (
             f"; consistency: enqueued {len(repaired.enqueued)}, "

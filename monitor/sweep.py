@@ -42,10 +42,14 @@ class SweepReport:
     requeued: list[str] = field(default_factory=list)
     dead_lettered: list[str] = field(default_factory=list)
     finalized: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+    """Holds (a purge's) whose holder died: dropped, the document left as it was."""
 
     @property
     def changed(self) -> int:
-        return len(self.requeued) + len(self.dead_lettered) + len(self.finalized)
+        return (
+            len(self.requeued) + len(self.dead_lettered) + len(self.finalized) + len(self.released)
+        )
 
 
 def lease_expired(claim: Claim, marker: ObjectInfo, now: datetime, bound: float) -> bool:
@@ -78,6 +82,11 @@ def _requeue_claim(
         return
     now = store.now()
     if not lease_expired(claim, info, now, settings.stale_after):
+        return
+    if claim.hold:
+        if queue.release(store, digest, marker.etag):
+            report.released.append(digest)
+            log.info("hold on %s by %s expired: released", digest, claim.worker_id)
         return
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)

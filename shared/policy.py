@@ -119,12 +119,16 @@ def _resources(bucket: str, prefix: str, key_prefixes: tuple[str, ...]) -> list[
 
 
 def iam_policy(role: Role, bucket_url: str, *, cleanup: bool = False) -> dict[str, Any]:
-    """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more;
-    with ``cleanup``, a worker may also delete sources (``--delete-source-when-done``)."""
+    """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more.
+    With ``cleanup`` (workers run with ``--delete-source-when-done``), a worker may also
+    delete sources, and the monitor (``retry``, ``reprocess``) put them back in
+    ``store/raw/`` from the folder or repository they were ingested from."""
     bucket, prefix = split_bucket_url(bucket_url)
     grant = GRANTS[role]
     if cleanup and role is Role.WORKER:
         grant = replace(grant, delete=(*grant.delete, keys.RAW_PREFIX))
+    if cleanup and role is Role.MONITOR:
+        grant = replace(grant, write=(*grant.write, keys.RAW_PREFIX))
     listing: dict[str, Any] = {
         "Sid": "ListTheTenantPrefix",
         "Effect": "Allow",

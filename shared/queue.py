@@ -188,7 +188,7 @@ def claim(
         ticket = rebuilt
     if ticket.not_before is not None and ticket.not_before > store.now():
         return ClaimResult(None, deferred=True)
-    job = hold(store, ticket, worker_id, lease_seconds)
+    job = _processing(store, ticket, worker_id, lease_seconds, hold=False)
     if job is None:
         log.debug("lost the claim race for %s", digest)
         return ClaimResult(None)
@@ -197,10 +197,17 @@ def claim(
 
 
 def hold(store: Store, ticket: Ticket, holder: str, seconds: float) -> Job | None:
-    """The conditional create of ``queue/processing/<h>`` that a claim makes; also used
-    without a todo marker for an operation on the whole document (a purge), so no worker
-    takes the document meanwhile and no ingest queues it (it sees it processing). None when
-    it is processing already."""
+    """The processing marker of an operation on the whole document (a purge), made without a
+    todo marker, so no worker takes the document meanwhile and no ingest queues it (it sees
+    it processing). A hold whose lease expires is dropped by the sweep (``release``), not
+    requeued. None when the document is processing already."""
+    return _processing(store, ticket, holder, seconds, hold=True)
+
+
+def _processing(
+    store: Store, ticket: Ticket, holder: str, seconds: float, *, hold: bool
+) -> Job | None:
+    """The conditional create of ``queue/processing/<h>`` (a claim, or a hold)."""
     now = store.now()
     held = Claim(
         ticket=ticket,
@@ -209,6 +216,7 @@ def hold(store: Store, ticket: Ticket, holder: str, seconds: float) -> Job | Non
         claimed_at=now,
         heartbeat_at=now,
         lease_until=now + timedelta(seconds=seconds),
+        hold=hold,
     )
     etag = store.put_if_absent(keys.queue_key(QueueState.PROCESSING, ticket.digest), held.to_json())
     return None if etag is None else Job(claim=held, etag=etag)

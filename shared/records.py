@@ -113,6 +113,9 @@ class Claim(_JsonRecord):
     claimed_at: datetime
     heartbeat_at: datetime
     lease_until: datetime
+    hold: bool = False
+    """Held for an operation on the whole document (a purge), not claimed to run it: when its
+    holder dies, the hold is dropped and the document left as it was, never requeued."""
 
 
 class OutputStatus(StrEnum):

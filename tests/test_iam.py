@@ -27,6 +27,8 @@ CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 BUCKET = "fleet"
 TENANT_A = f"s3://{BUCKET}/tenant-a"
 TENANT_B = f"s3://{BUCKET}/tenant-b"
+TENANT_C = f"s3://{BUCKET}/tenant-c"
+"""Workers in cleanup mode (``--delete-source-when-done``), with the cleanup grants."""
 Credentials = dict[str, str]
 
 
@@ -58,9 +60,12 @@ def iam_endpoint() -> Iterator[str]:
     server.wait(timeout=10)
 
 
-def _user(iam: object, name: str, role: Role, bucket_url: str) -> Credentials:
+def _user(
+    iam: object, name: str, role: Role, bucket_url: str, cleanup: bool = False
+) -> Credentials:
     policy = subprocess.run(
-        [*CLI, "policy", "--role", role.value, "--bucket", bucket_url],
+        [*CLI, "policy", "--role", role.value, "--bucket", bucket_url]
+        + (["--delete-source-when-done"] if cleanup else []),
         capture_output=True,
         text=True,
         check=True,
@@ -81,6 +86,8 @@ def users(iam_endpoint: str) -> dict[str, Credentials]:
     iam = boto3.client("iam", endpoint_url=iam_endpoint)
     made = {role.value: _user(iam, f"a-{role.value}", role, TENANT_A) for role in Role}
     made["b-admin"] = _user(iam, "b-admin", Role.ADMIN, TENANT_B)
+    for role in (Role.INGESTOR, Role.WORKER, Role.MONITOR):
+        made[f"c-{role.value}"] = _user(iam, f"c-{role.value}", role, TENANT_C, cleanup=True)
     request = urllib.request.Request(
         f"{iam_endpoint}/moto-api/reset-auth", data=b"0", headers={"Content-Type": "text/plain"}
     )
@@ -173,3 +180,23 @@ def test_two_tenants_in_one_bucket_cannot_read_each_other(
     b_status = _run(iam_endpoint, users["b-admin"], "status", "--json", bucket=TENANT_A)
     assert b_status.returncode == 1
     assert "access denied to s3://fleet/tenant-a/" in b_status.stderr
+
+
+@pytest.mark.slow
+def test_in_cleanup_mode_the_monitor_puts_a_deleted_source_back_to_reprocess(
+    iam_endpoint: str, users: dict[str, Credentials], pdf_folder: Path
+) -> None:
+    ingest = _run(iam_endpoint, users["c-ingestor"], "ingest", str(pdf_folder), bucket=TENANT_C)
+    assert ingest.returncode == 0, ingest.stderr
+    work = ["work", "--exit-when-idle", "--converter-mode", "legacy", "--delete-source-when-done"]
+    done = _run(iam_endpoint, users["c-worker"], *work, bucket=TENANT_C)
+    assert done.returncode == 0, done.stderr
+    monitor = _store(iam_endpoint, users["c-monitor"], Role.MONITOR, prefix="tenant-c")
+    assert not list(monitor.list(keys.RAW_PREFIX)), "the worker deleted every source"
+    again = _run(
+        iam_endpoint, users["c-monitor"], "reprocess", "--all", "--digester", "tags",
+        bucket=TENANT_C,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "requeued 3 document(s), skipped 0" in again.stdout
+    assert len(list(monitor.list(keys.RAW_PREFIX))) == 3

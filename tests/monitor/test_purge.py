@@ -164,3 +164,44 @@ def test_rm_removes_one_document_on_purpose(done: tuple[LocalStore, dict[str, st
     assert run.purged == (digests["alpha.pdf"],)
     assert _objects(store, digests["alpha.pdf"]) == []
     assert store.head(keys.out_key(digests["beta.pdf"])) is not None
+
+
+def test_a_purge_killed_while_it_holds_a_document_leaves_it_as_it_was(
+    done: tuple[LocalStore, dict[str, str]],
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from bucketdigest.monitor.sweep import MonitorSettings, sweep
+
+    store, digests = done
+    digest = digests["alpha.pdf"]
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\n"
+            "from pathlib import Path\n"
+            "from bucketdigest.monitor import purge\n"
+            "from bucketdigest.shared.stores.local import LocalStore\n"
+            "purge._delete_document = lambda store, digest: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "store = LocalStore(Path(sys.argv[1]))\n"
+            "purge.purge_document(store, sys.argv[2], 'purger', check_sources=False)\n",
+            str(store.root),
+            digest,
+        ],
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL
+    held = store.root / keys.queue_key(QueueState.PROCESSING, digest)
+    assert held.is_file(), "the purge died holding the document"
+    past = held.stat().st_mtime - 2 * 3600
+    os.utime(held, (past, past))
+    report = sweep(store, MonitorSettings())
+    assert report.released == [digest] and report.requeued == report.dead_lettered == []
+    assert queue.state_of(store, digest) == "done"
+    assert store.head(keys.out_key(digest)) is not None
+    _work(store)  # nothing is left for a worker to fail on
+    assert collect_status(store).counts["failed"] == 0
