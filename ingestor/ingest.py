@@ -217,7 +217,7 @@ class Ingestor:
         if state is QueueState.TODO and self.priority is not Priority.NORMAL:
             queue.reprioritize(self.store, digest, self.priority)
         if state is not None:
-            return DocState(state.value), False
+            return DocState.of(state), False
         ticket = Ticket(
             digest=digest,
             ext=ext,

@@ -94,7 +94,7 @@ def _catalog_with_index(
     store: Store, source: str | None, indexed: Mapping[str, Sequence[tuple[str, str]]]
 ) -> list[CatalogEntry]:
     marked = {
-        digest: DocState(state.value)
+        digest: DocState.of(state)
         for state in QueueState
         for digest, _ in queue.markers(store, state)
     }

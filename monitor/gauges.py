@@ -35,7 +35,7 @@ def queue_depths(store: Store) -> QueueDepths:
     oldest = 0.0
     for state in QueueState:
         for _, info in queue.markers(store, state):
-            counts[DocState(state.value)] += 1
+            counts[DocState.of(state)] += 1
             if state is QueueState.TODO:
                 oldest = max(oldest, (now - info.last_modified).total_seconds())
     counts[DocState.DONE] = sum(1 for _ in store.list(keys.OUT_PREFIX))

@@ -107,7 +107,7 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
     failed = []
     for state in QueueState:
         for digest, info in queue.markers(store, state):
-            counts[DocState(state.value)] += 1
+            counts[DocState.of(state)] += 1
             if state is QueueState.FAILED:
                 failed.append((info.last_modified, digest))
     finished = [info.last_modified for info in store.list(keys.OUT_PREFIX)]

@@ -73,7 +73,9 @@ _DIGESTER = re.compile(r"[a-z][a-z0-9-]{0,62}")
 
 
 class QueueState(StrEnum):
-    """The folders of ``queue/``: where a job's marker is tells its state."""
+    """The folders of ``queue/`` (key layout): where a job's marker is tells its state. A
+    document that is done has no marker; :class:`~bucketdigest.shared.queue.DocState` adds
+    ``done`` for what people are told."""
 
     TODO = "todo"
     PROCESSING = "processing"

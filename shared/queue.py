@@ -41,12 +41,21 @@ log = logging.getLogger(__name__)
 
 
 class DocState(StrEnum):
-    """Where a document stands: a queue folder holds its marker, or its result exists."""
+    """Where a whole document stands, as people are told it: its marker's queue folder
+    (:class:`~bucketdigest.shared.keys.QueueState`, a part of the key layout), or ``done``,
+    which no marker says: the result zip in ``store/out/`` does. Not to be confused with
+    :class:`~bucketdigest.shared.records.OutputStatus`, where one output of a document stands
+    inside its digest chain."""
 
     TODO = "todo"
     PROCESSING = "processing"
     FAILED = "failed"
     DONE = "done"
+
+    @classmethod
+    def of(cls, state: QueueState) -> DocState:
+        """The document state a marker in ``state``'s folder stands for."""
+        return cls(state.value)
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ def document_states(store: Store) -> dict[str, DocState]:
     states: dict[str, DocState] = {}
     for state in QueueState:
         for digest, _ in markers(store, state):
-            states[digest] = DocState(state.value)
+            states[digest] = DocState.of(state)
     for info in store.list(keys.OUT_PREFIX):
         states[keys.parse_out_key(info.key)] = DocState.DONE
     return states
@@ -121,7 +130,7 @@ def state_of(store: Store, digest: str) -> DocState | None:
         return DocState.DONE
     for key in marker_keys(digest):
         if store.head(key) is not None:
-            return DocState(keys.parse_queue_key(key)[0].value)
+            return DocState.of(keys.parse_queue_key(key)[0])
     return None
 
 

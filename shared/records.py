@@ -119,8 +119,10 @@ class Claim(_JsonRecord):
 
 
 class OutputStatus(StrEnum):
-    """Where one output of one document stands. ``skipped`` means the digester never applies
-    to this file type; anything that goes wrong is ``failed`` (retried until out of attempts)."""
+    """Where one output of one document stands inside its digest chain (``digests.json``),
+    while the document as a whole is in one :class:`~bucketdigest.shared.queue.DocState`.
+    ``skipped`` means the digester never applies to this file type; anything that goes wrong
+    is ``failed`` (retried until out of attempts)."""
 
     TODO = "todo"
     IN_PROGRESS = "in-progress"
