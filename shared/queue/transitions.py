@@ -1,61 +1,23 @@
-"""The queue: a document's states and every transition between them (docs/protocol.md).
-
-This is the only module that writes or removes markers under ``queue/``. Each function is one
-arrow of the state diagram; each writes the new state before removing the old one, so a crash
-between the two requests leaves a duplicate (resolved later), never a gap. Transitions out of
-``processing`` are fenced: they remove the claim only if it is still the version (ETag) the
-caller holds.
-
-```
-ingest ─enqueue─► todo ─claim─► processing ─finish─► (done: store/out/<h>.zip)
-                   ▲              │  renew ⟲
-                   ├──hand_back───┤
-                   ├──requeue─────┤   end_attempt: an error or an expired lease with
-                   │              │   attempts left requeues, otherwise dead-letters
-                   │              └─dead_letter─► failed
-                   └──────────────retry──────────────┘
-remove: markers left beside a finished result
-```
-"""
+"""Every transition of the queue: one function per arrow of the state diagram
+(:mod:`bucketdigest.shared.queue`)."""
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import secrets
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from enum import StrEnum
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import Priority, QueueState
+from bucketdigest.shared.queue.states import marker_keys, todo_marker
 from bucketdigest.shared.records import Claim, Failure, OutputRecord, Ticket
-from bucketdigest.shared.store import ObjectInfo, Store, StoredObject
+from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
 
 log = logging.getLogger(__name__)
-
-
-class DocState(StrEnum):
-    """Where a whole document stands, as people are told it: its marker's queue folder
-    (:class:`~bucketdigest.shared.keys.QueueState`, a part of the key layout), or ``done``,
-    which no marker says: the result zip in ``store/out/`` does. Not to be confused with
-    :class:`~bucketdigest.shared.records.OutputStatus`, where one output of a document stands
-    inside its digest chain."""
-
-    TODO = "todo"
-    PROCESSING = "processing"
-    FAILED = "failed"
-    DONE = "done"
-
-    @classmethod
-    def of(cls, state: QueueState) -> DocState:
-        """The document state a marker in ``state``'s folder stands for."""
-        return cls(state.value)
 
 
 @dataclass(frozen=True)
@@ -76,80 +38,6 @@ class ClaimResult:
 
     job: Job | None
     deferred: bool = False
-
-
-def markers(
-    store: Store,
-    state: QueueState,
-    start_after: str = "",
-    limit: int | None = None,
-    priority: Priority | None = None,
-) -> Iterator[tuple[str, ObjectInfo]]:
-    """``(digest, marker info)`` of the markers in one queue state, in digest order, from the
-    digest ``start_after`` on: todo markers of every lane merged, or of ``priority``'s lane
-    alone. Objects that are not markers are skipped with a warning."""
-    if state is QueueState.TODO and priority is None:
-        lanes = [markers(store, state, start_after, limit, lane) for lane in Priority]
-        merged = heapq.merge(*lanes, key=lambda found: found[0])
-        yield from itertools.islice(merged, limit)
-        return
-    folder = (priority or Priority.NORMAL).prefix if state is QueueState.TODO else state.prefix
-    after = f"{folder}{keys.check_hash(start_after)}" if start_after else ""
-    for info in store.list(folder, after, limit):
-        try:
-            _, digest = keys.parse_queue_key(info.key)
-        except ValueError:
-            log.warning("ignoring a foreign object in the queue: %s", info.key)
-            continue
-        yield digest, info
-
-
-def marker_keys(digest: str, states: Iterable[QueueState] = tuple(QueueState)) -> list[str]:
-    """Every key a marker of ``digest`` in ``states`` may have (a todo marker in any lane)."""
-    found = []
-    for state in states:
-        lanes = Priority if state is QueueState.TODO else (Priority.NORMAL,)
-        found += [keys.queue_key(state, digest, lane) for lane in lanes]
-    return found
-
-
-def document_states(store: Store) -> dict[str, DocState]:
-    """digest → state, for every document with a marker or a result (one listing each)."""
-    states: dict[str, DocState] = {}
-    for state in QueueState:
-        for digest, _ in markers(store, state):
-            states[digest] = DocState.of(state)
-    for info in store.list(keys.OUT_PREFIX):
-        states[keys.parse_out_key(info.key)] = DocState.DONE
-    return states
-
-
-def state_of(store: Store, digest: str) -> DocState | None:
-    """One document's state (a HEAD per place asked), or None if the bucket has no trace."""
-    if store.head(keys.out_key(digest)) is not None:
-        return DocState.DONE
-    for key in marker_keys(digest):
-        if store.head(key) is not None:
-            return DocState.of(keys.parse_queue_key(key)[0])
-    return None
-
-
-def todo_marker(store: Store, digest: str) -> tuple[Priority, StoredObject] | None:
-    """``digest``'s todo marker and its lane (the highest, should there be several)."""
-    for lane in Priority:
-        try:
-            return lane, store.get(keys.queue_key(QueueState.TODO, digest, lane))
-        except NotFound:
-            continue
-    return None
-
-
-def read_failure(store: Store, digest: str) -> Failure | None:
-    """The dead letter of ``digest``, or None."""
-    try:
-        return Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
-    except NotFound:
-        return None
 
 
 def enqueue(store: Store, ticket: Ticket) -> bool:
