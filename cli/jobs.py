@@ -16,9 +16,9 @@ from bucketdigest.cli.options import (
     metrics_port_option,
     priority_option,
     store_options,
-    worker_options,
     workers_option,
 )
+from bucketdigest.cli.worker_options import worker_options
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import run_monitor

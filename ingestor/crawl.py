@@ -24,7 +24,6 @@ from datetime import timedelta
 from bucketdigest.ingestor.crawl_links import page_links, read_sitemap
 from bucketdigest.ingestor.crawl_scope import CrawlScope, normalize_url, site_prefix, url_ext
 from bucketdigest.ingestor.crawl_state import CrawlJournal
-from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import Candidate
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import DigestError, NotFound, SourceError
@@ -275,30 +274,3 @@ class SiteCrawl:
                     outcome.cancel()
         self.journal.fold(completed_at=self.store.now())
         self.counts = replace(self.counts, completed=True)
-
-
-class SiteSource:
-    """A web site, crawled from its start URL when its candidates are asked for."""
-
-    commit = ""
-
-    def __init__(
-        self, start: str, store: Store, file_filter: FileFilter, settings: CrawlSettings
-    ) -> None:
-        self.name = normalize_url(start)
-        self.crawl = SiteCrawl(
-            store,
-            self.name,
-            CrawlScope(
-                prefix=site_prefix(self.name),
-                exts=file_filter.exts,
-                include=file_filter.include,
-                exclude=file_filter.exclude,
-                max_depth=settings.max_depth,
-                max_pages=settings.max_pages,
-            ),
-            settings,
-        )
-
-    def candidates(self) -> Iterator[Candidate | FileError]:
-        yield from self.crawl.run()

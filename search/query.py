@@ -12,13 +12,12 @@ ingested from, the page, the heading path, and a snippet with the query's words 
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
+from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.index import TERMS
 from bucketdigest.search.snippet import Snippet, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
@@ -113,32 +112,6 @@ class Hit:
         }
 
 
-def _literal(glob: str) -> str:
-    """The longest run of a glob without wildcards, to narrow a LIKE before the exact match."""
-    parts = re.split(r"[*?\[\]]+", glob)
-    return max(parts, key=len)
-
-
-def _where(request: SearchRequest) -> str | None:
-    clauses = []
-    if request.file_type:
-        clauses.append(f"file_type = {sql_quoted(request.file_type)}")
-    if request.tag:
-        clauses.append(f"array_has(tags, {sql_quoted(request.tag)})")
-    for text in (request.source, request.path and _literal(request.path)):
-        if text:
-            clauses.append(f"locations LIKE {sql_quoted('%' + text + '%')}")
-    return " AND ".join(clauses) or None
-
-
-def _accepts(row: dict[str, Any], request: SearchRequest) -> bool:
-    if request.source and not any(request.source in s for s in row["sources"] or ()):
-        return False
-    if request.path:
-        return any(fnmatch.fnmatchcase(name, request.path) for name in row["names"] or ())
-    return True
-
-
 SIMILARITY_FLOOR = 0.25
 """A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
 unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
@@ -201,7 +174,7 @@ class Searcher:
         return table.to_table(
             columns=[*columns, "_score"],
             full_text_query=_full_text(request.query),
-            filter=_where(request),
+            filter=narrowing(request),
             prefilter=True,
             limit=fetch,
         ).to_pylist()
@@ -217,7 +190,7 @@ class Searcher:
         return table.to_table(
             columns=[*columns, "_distance"],
             nearest=nearest,
-            filter=_where(request),
+            filter=narrowing(request),
             prefilter=True,
         ).to_pylist()
 
@@ -270,7 +243,7 @@ class Searcher:
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
         hits = []
         for row, score in ranked:
-            if exact and not _accepts(row, request):
+            if exact and not accepts(row, request):
                 continue
             text = row["text"] if chunks else self._passage(row, request)
             hits.append(

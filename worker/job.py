@@ -19,15 +19,11 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import (
-    ChainIncomplete,
     DigestError,
     Interrupted,
     NotFound,
@@ -37,19 +33,20 @@ from bucketdigest.shared.filetypes import FileKind, FileType, UnsupportedFileTyp
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
-from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.store import ObjectInfo
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
-from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
 from bucketdigest.worker.digesters.doc_to_markdown import count_pages
 from bucketdigest.worker.isolation import call_isolating_pages
+from bucketdigest.worker.job_context import JobContext, fenced
+from bucketdigest.worker.job_end import fail, hand_back
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.outcome import JobResult, Outcome
 from bucketdigest.worker.output_state import plan
 from bucketdigest.worker.package import build_members, info, write_zip
 from bucketdigest.worker.predecessor import download_predecessor
-from bucketdigest.worker.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -57,37 +54,8 @@ COUNT_SECONDS = 120.0
 """Limit on reading a document's page count (the digester child may still be starting)."""
 
 
-@dataclass(frozen=True)
-class JobContext:
-    """What a job needs from the worker that runs it."""
-
-    store: Store
-    sandbox: Sandbox
-    digest: DigestSettings
-    worker_id: str
-    lease_seconds: float
-    retry: RetryPolicy
-    shutdown_reason: Callable[[], str | None]
-    checkpoint_after: float = 20.0
-    """Write a checkpoint once the unsaved digesters' work took this many seconds."""
-    delete_source: bool = False
-    """Delete ``store/raw/<hash>`` once the result is written (``--delete-source-when-done``)."""
-    on_digester: Callable[[str, float], None] = lambda name, seconds: None
-    """Told each digester's name and seconds once it ends, however it ended (for metrics)."""
-
-
 def _records(digest: str, kind: FileType, records: dict[str, OutputRecord]) -> DigestRecords:
     return DigestRecords(digest=digest, file_type=str(kind), outputs=tuple(records.values()))
-
-
-def _fenced(lease: Lease, write: Callable[[], object]) -> bool:
-    """Renew the claim, then write: a worker paused past its lease (a zombie) learns it here,
-    before anything of its lands beside the new owner's. False if the lease is lost."""
-    lease.heartbeat()
-    if lease.lost.is_set():
-        return False
-    write()
-    return True
 
 
 def _interrupt_reason(lease: Lease, ctx: JobContext) -> str | None:
@@ -142,7 +110,7 @@ def _digest_and_upload(
         parts (a long document's Markdown, range by range) when a checkpoint is due."""
         reason = _interrupt_reason(lease, ctx)
         due = reason is None and progress.partial_due(partial)
-        if due and not _fenced(lease, lambda: progress.save(latest[0])):
+        if due and not fenced(lease, lambda: progress.save(latest[0])):
             return "lease lost"
         return reason
 
@@ -166,7 +134,7 @@ def _digest_and_upload(
         shutil.rmtree(partial / done.name, ignore_errors=True)  # its parts are in its output
         latest[0] = _records(ticket.digest, kind, now)
         due = progress.completed(latest[0], files)
-        if due and not _fenced(lease, progress.save):
+        if due and not fenced(lease, progress.save):
             raise Interrupted("lease lost")
 
     dctx = DigestContext(
@@ -210,65 +178,6 @@ def _digest_and_upload(
     return int((primary.content or {}).get("pages", 0))
 
 
-def _may_retry(exc: Exception) -> bool:
-    """Whether ``bucketdigest retry`` could help: not for input no attempt can read."""
-    if isinstance(exc, ChainIncomplete):
-        return exc.records.by_output()[PRIMARY_OUTPUT].retryable
-    return not isinstance(exc, PermanentDigestError)
-
-
-def _fail(
-    job: Job, lease: Lease, ctx: JobContext, progress: Progress, exc: Exception, trace: str
-) -> JobResult:
-    """Attempts left: back to todo after a backoff, with the outputs done so far saved.
-    Permanent, out of attempts, or an output failed for good: the dead letter with the whole
-    history and the traceback (``queue.end_attempt``)."""
-    ticket = job.claim.ticket
-    name = ticket.names[0] if ticket.names else ticket.digest
-    message = str(exc) or type(exc).__name__
-    chain = exc if isinstance(exc, ChainIncomplete) else None
-    end = queue.AttemptEnd(
-        outcome="failed",
-        error=message,
-        traceback=trace,
-        permanent=isinstance(exc, PermanentDigestError),
-        final=chain is not None and chain.final,
-        retryable=_may_retry(exc),
-        outputs=chain.records.outputs if chain is not None else (),
-    )
-    retry = not end.is_last(ticket.attempt, ctx.retry)
-    abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
-    if retry and chain is not None and not _fenced(lease, lambda: progress.save(chain.records)):
-        return abandoned
-    if not lease.end(
-        lambda etag: queue.end_attempt(ctx.store, job.claim, etag, end, ctx.retry) is not None
-    ):
-        return abandoned
-    if not retry:
-        progress.clear()
-    log.warning(
-        "%s (%s) failed on attempt %d%s: %s",
-        name,
-        ticket.digest[:12],
-        ticket.attempt,
-        ", will retry" if retry else "",
-        message,
-    )
-    return JobResult(
-        ticket.digest, name, Outcome.RETRYING if retry else Outcome.FAILED, error=message
-    )
-
-
-def _hand_back(
-    job: Job, lease: Lease, ctx: JobContext, progress: Progress, reason: str
-) -> JobResult:
-    """Shutdown: save what is done, put the job back in line untouched (same attempt)."""
-    ticket = job.claim.ticket
-    if not progress.unsaved or _fenced(lease, progress.save):
-        lease.end(lambda etag: queue.hand_back(ctx.store, ticket, etag))
-    return JobResult(ticket.digest, ticket.names[0], Outcome.HANDED_BACK, error=reason)
-
-
 def run_job(job: Job, ctx: JobContext) -> JobResult:
     """Run one claimed job to its end; never raises for a document's own failure."""
     ticket = job.claim.ticket
@@ -291,11 +200,11 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
             if lease.lost.is_set():
                 log.warning("abandoning %s: %s", name, exc)
                 return JobResult(ticket.digest, name, Outcome.ABANDONED, error=str(exc))
-            return _hand_back(job, lease, ctx, progress, str(exc))
+            return hand_back(job, lease, ctx, progress, str(exc))
         except DigestError as exc:
-            return _fail(job, lease, ctx, progress, exc, exc.detail or traceback.format_exc())
+            return fail(job, lease, ctx, progress, exc, exc.detail or traceback.format_exc())
         except Exception as exc:
-            return _fail(job, lease, ctx, progress, exc, traceback.format_exc())
+            return fail(job, lease, ctx, progress, exc, traceback.format_exc())
         finished = lease.end(finish)
     if finished and ctx.delete_source:  # the result is written and the job is ours alone
         ctx.store.delete(keys.raw_key(ticket.digest, ticket.ext))

@@ -19,7 +19,8 @@ from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.digester import DigestSettings
-from bucketdigest.worker.job import JobContext, run_job
+from bucketdigest.worker.job import run_job
+from bucketdigest.worker.job_context import JobContext
 from bucketdigest.worker.metrics import WorkerMetrics
 from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits

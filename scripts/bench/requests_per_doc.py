@@ -10,7 +10,8 @@ from pathlib import Path
 
 from common import moto_server, new_bucket, table
 
-from bucketdigest.ingestor.ingest import Ingestor, open_sources
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.opening import open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys

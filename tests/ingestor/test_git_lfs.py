@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bucketdigest.ingestor.ingest import Ingestor, IngestReport, open_sources
+from bucketdigest.ingestor.ingest import Ingestor, IngestReport
+from bucketdigest.ingestor.opening import open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState

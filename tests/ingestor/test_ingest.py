@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bucketdigest.ingestor.ingest import Ingestor, open_sources
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.opening import open_sources
 from bucketdigest.ingestor.scan import FileFilter, scan_folder
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys

@@ -1,0 +1,186 @@
+"""The options of the commands that run workers (``work``, ``run``), built into one
+:class:`~bucketdigest.worker.loop.WorkerSettings`."""
+
+from __future__ import annotations
+
+import click
+
+from bucketdigest.cli.options import max_attempts_option, option_group
+from bucketdigest.worker.digester import DigestSettings, LlmSettings
+from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
+from bucketdigest.worker.loop import WorkerSettings
+from bucketdigest.worker.sandbox import SandboxLimits
+
+
+def _worker(
+    *,
+    lease_seconds: float,
+    job_timeout: float,
+    page_timeout: float,
+    max_memory: int | None,
+    jobs_per_child: int,
+    max_attempts: int,
+    retry_delay: float,
+    checkpoint_after: float,
+    converter_mode: str,
+    keep_headers: bool,
+    ocr_language: str,
+    llm_url: str | None,
+    llm_model: str | None,
+    llm_key_env: str,
+    ocr_endpoint: str | None,
+    ocr_model: str | None,
+    monitor_every: float,
+    grace: float,
+) -> WorkerSettings:
+    if bool(llm_url) != bool(llm_model):
+        raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
+    if bool(ocr_endpoint) != bool(ocr_model):
+        raise click.UsageError("--ocr-endpoint and --ocr-model go together: give both or neither.")
+    llm = LlmSettings(url=llm_url, model=llm_model, api_key_env=llm_key_env) if llm_url else None
+    vision = None
+    if ocr_endpoint and ocr_model:
+        vision = LlmSettings(url=ocr_endpoint, model=ocr_model, api_key_env=llm_key_env)
+    return WorkerSettings(
+        lease_seconds=lease_seconds,
+        max_attempts=max_attempts,
+        retry_delay=retry_delay,
+        checkpoint_after=checkpoint_after,
+        idle_sleep=min(5.0, lease_seconds / 4),
+        grace_seconds=grace,
+        monitor_every=monitor_every,
+        digest=DigestSettings(
+            converter=ConverterOptions(mode=converter_mode, keep_headers=keep_headers),
+            ocr_language=ocr_language,
+            llm=llm,
+            ocr_endpoint=vision,
+        ),
+        limits=SandboxLimits(
+            timeout=job_timeout,
+            per_page=page_timeout,
+            max_memory=max_memory << 20 if max_memory else None,
+            jobs_per_child=jobs_per_child,
+        ),
+    )
+
+
+worker_options = option_group(
+    "worker",
+    _worker,
+    click.option(
+        "--lease-seconds",
+        type=click.FloatRange(1),
+        default=300,
+        show_default=True,
+        help="Lease of a claim; renewed every quarter of it.",
+    ),
+    click.option(
+        "--job-timeout",
+        type=click.FloatRange(1),
+        default=600,
+        show_default=True,
+        help="Wall-clock limit of one digester on one document, in seconds, before "
+        "--page-timeout is added for each page.",
+    ),
+    click.option(
+        "--page-timeout",
+        type=click.FloatRange(0),
+        default=5,
+        show_default=True,
+        help="Seconds added to --job-timeout per page of the document, so long books get "
+        "the time they need.",
+    ),
+    click.option(
+        "--max-memory",
+        type=click.IntRange(64),
+        default=None,
+        help="Address-space cap of the digester process, in MiB (layout needs ~1024, "
+        "embeddings ~4096).",
+    ),
+    click.option(
+        "--jobs-per-child",
+        type=click.IntRange(1),
+        default=50,
+        show_default=True,
+        help="Replace the digester process after this many documents.",
+    ),
+    max_attempts_option,
+    click.option(
+        "--retry-delay",
+        type=click.FloatRange(0),
+        default=30,
+        show_default=True,
+        help="Backoff before the second attempt (doubles after).",
+    ),
+    click.option(
+        "--checkpoint-after",
+        type=click.FloatRange(0),
+        default=20,
+        show_default=True,
+        help="Save a job's progress to the bucket once its unsaved digesters took this many "
+        "seconds (a taken-over job resumes from there).",
+    ),
+    click.option(
+        "--converter-mode",
+        type=click.Choice(MODES),
+        default="layout",
+        show_default=True,
+        envvar="BUCKETDIGEST_CONVERTER_MODE",
+        help="pymupdf4llm engine: layout (better text) or legacy (faster).",
+    ),
+    click.option(
+        "--keep-headers",
+        is_flag=True,
+        envvar="BUCKETDIGEST_KEEP_HEADERS",
+        help="Keep running headers, footers and page numbers in the text (by default they "
+        "go to pages.json, out of pages, chunks and summaries).",
+    ),
+    click.option(
+        "--ocr-language",
+        default="eng",
+        show_default=True,
+        envvar="BUCKETDIGEST_OCR_LANGUAGE",
+        help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
+    ),
+    click.option(
+        "--llm-url",
+        envvar="BUCKETDIGEST_LLM_URL",
+        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) for summaries; "
+        "without it summaries are extractive.",
+    ),
+    click.option(
+        "--llm-model", envvar="BUCKETDIGEST_LLM_MODEL", help="Model name sent to --llm-url."
+    ),
+    click.option(
+        "--llm-key-env",
+        default="BUCKETDIGEST_LLM_API_KEY",
+        show_default=True,
+        help="Environment variable holding the endpoint's API key (if it needs one).",
+    ),
+    click.option(
+        "--ocr-endpoint",
+        envvar="BUCKETDIGEST_OCR_ENDPOINT",
+        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a vision model "
+        "(olmOCR, or any model vLLM, Ollama or LM Studio serve) that reads pages without a "
+        "text layer; Tesseract reads a page it fails on. Its key: --llm-key-env.",
+    ),
+    click.option(
+        "--ocr-model",
+        envvar="BUCKETDIGEST_OCR_MODEL",
+        help="Model name sent to --ocr-endpoint.",
+    ),
+    click.option(
+        "--monitor-every",
+        type=click.FloatRange(1),
+        default=60,
+        show_default=True,
+        help="Each worker also requeues expired claims this often (seconds).",
+    ),
+    click.option(
+        "--grace",
+        type=click.FloatRange(0),
+        default=60,
+        show_default=True,
+        help="On SIGTERM, time the current job gets before it is handed back.",
+    ),
+)
