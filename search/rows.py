@@ -9,7 +9,6 @@ every row can be found by meaning.
 from __future__ import annotations
 
 import json
-import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.records import SourceRecord
+from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, SUMMARY, TAGS, ResultZip
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,6 @@ class DocumentRows:
     document: dict[str, Any]
 
 
-def _member(archive: zipfile.ZipFile, name: str) -> bytes | None:
-    try:
-        return archive.read(name)
-    except KeyError:
-        return None
-
-
 def _title(info: dict[str, Any], names: list[str], digest: str) -> str:
     title = str((info.get("metadata") or {}).get("title") or "").strip()
     if title:
@@ -47,11 +40,10 @@ def _title(info: dict[str, Any], names: list[str], digest: str) -> str:
     return Path(names[0]).stem if names else digest[:12]
 
 
-def _vectors(archive: zipfile.ZipFile, chunks: list[dict[str, Any]]) -> np.ndarray:
+def _vectors(result: ResultZip, chunks: list[dict[str, Any]]) -> np.ndarray:
     """The chunks' stored vectors when they match the chunks and the model, else made now."""
-    stored, described = _member(archive, "embeddings.npy"), _member(archive, "embeddings.json")
-    if stored is not None and described is not None:
-        about = json.loads(described)
+    stored, about = result.read(EMBEDDINGS), result.json(EMBEDDINGS_INFO)
+    if stored is not None and about is not None:
         ids = [c["id"] for c in chunks]
         if about.get("model") == MODEL_NAME and about.get("chunk_ids") == ids:
             import io
@@ -68,13 +60,13 @@ def rows_from_result(
     archive_path: Path, digest: str, etag: str, origins: list[SourceRecord]
 ) -> DocumentRows:
     """Read the zip at ``archive_path`` (the result of ``digest``, version ``etag``)."""
-    with zipfile.ZipFile(archive_path) as archive:
-        info = json.loads(_member(archive, "info.json") or b"{}")
-        lines = (_member(archive, "chunks.jsonl") or b"").decode().splitlines()
+    with ResultZip(archive_path) as result:
+        info = result.info()
+        lines = result.text(CHUNKS).splitlines()
         chunks = [json.loads(line) for line in lines if line.strip()]
-        tags = [t["keyword"] for t in json.loads(_member(archive, "tags.json") or b"[]")]
-        summary = (_member(archive, "summary.md") or b"").decode().strip()
-        vectors = _vectors(archive, chunks)
+        tags = [t["keyword"] for t in result.json(TAGS, [])]
+        summary = result.text(SUMMARY).strip()
+        vectors = _vectors(result, chunks)
     names = sorted({o.path for o in origins}) or list(info.get("names", []))
     sources = sorted({o.source for o in origins})
     locations = "".join(f"{o.source}\t{o.path}\n" for o in origins) or "".join(

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 
 from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.backend import Backend
-from bucketdigest.serve.documents import THUMBNAIL, checked_hash, read_page
+from bucketdigest.serve.documents import checked_hash, read_page
 from bucketdigest.serve.html import files_url, served_markdown
 from bucketdigest.shared import keys
-from bucketdigest.worker.package import DOCUMENT
+from bucketdigest.shared.result import DOCUMENT, THUMBNAIL
 
 router = APIRouter(prefix="/api")
 _bearer = HTTPBearer(auto_error=False, description="BUCKETDIGEST_SERVE_TOKEN")

@@ -13,17 +13,18 @@ from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, SourceRecord
-from bucketdigest.worker.digesters.doc_to_screenshot import THUMBNAIL
-from bucketdigest.worker.digesters.summary import SUMMARY
-from bucketdigest.worker.digesters.tags import TAGS
-from bucketdigest.worker.package import DIGESTS, INFO
-from bucketdigest.worker.pagetext import (
-    PAGES_DIR,
-    merged_page,
+from bucketdigest.shared.result import (
+    DIGESTS,
+    INFO,
+    SUMMARY,
+    TAGS,
+    THUMBNAIL,
+    is_page,
     ocr_member,
     page_member,
     web_member,
 )
+from bucketdigest.worker.pagetext import merged_page
 
 
 class UnknownDocument(BucketdigestError):
@@ -124,7 +125,7 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
         failure=failure,
         tags=tags,
         summary=summary,
-        page_count=sum(1 for n in names if n.startswith(f"{PAGES_DIR}/") and n.endswith(".md")),
+        page_count=sum(1 for n in names if is_page(n)),
         has_thumbnail=THUMBNAIL in names,
     )
 

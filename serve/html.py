@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from bucketdigest.search.snippet import Snippet
-from bucketdigest.worker.pagetext import IMAGES_DIR
+from bucketdigest.shared.result import IMAGES_DIR
 
 _IMAGE_LINK = re.compile(r"\]\((?:\.\./)?" + IMAGES_DIR + "/")
 

@@ -1,50 +1,111 @@
-"""Reading a result zip as a person does: following the links of its Markdown members.
+"""The result zip (``store/out/<hash>.zip``): the name of every member, in one place, and one
+reader of a zip for everything that reads results (search, serve, monitor, a next revision).
 
-A link inside a result names another member relative to the linking member (``pages/0001.md``
-links ``../images/x.png``, ``document.md`` links ``images/x.png``). Links with a scheme
-(``https:``, ``mailto:``) and anchors point outside the zip and are not followed.
+```
+document.md          the whole Markdown (image links: images/NAME)
+pages/0001.md        each page's Markdown (image links: ../images/NAME)
+ocr/0001.md          the OCR text of pages that have one
+web/0001.md          the page a link file on that page points to
+images/NAME          the images the Markdown shows
+pages.json           per page: fingerprint, headers, running heads taken out
+chunks.jsonl         search chunks (page, part, heading path, text)
+embeddings.npy       one vector per chunk, in chunks.jsonl order (embeddings.json says how)
+tags.json            keywords with scores
+summary.md           the extractive summary
+thumbnail.png        the first page, small
+info.json            what the document is (names, pages, metadata, problems, processing)
+digests.json         every output's record (status, attempts, artifacts)
+```
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
+import io
+import json
 import zipfile
-from dataclasses import dataclass
-from urllib.parse import unquote, urlsplit
+from pathlib import Path
+from typing import Any
 
-_LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
-
-
-@dataclass(frozen=True)
-class BrokenLink:
-    """A link in ``member`` whose ``target`` names no member of the zip."""
-
-    member: str
-    target: str
-
-
-def internal_links(markdown: str) -> list[str]:
-    """The targets of ``markdown``'s links that point inside the result (no scheme, no
-    anchor-only link, not site-absolute). A line of raw HTML (a table kept as HTML) holds no
-    Markdown links: its brackets are text."""
-    prose = "\n".join(line for line in markdown.split("\n") if not line.startswith("<"))
-    targets = []
-    for target in _LINK.findall(prose):
-        parts = urlsplit(target)
-        if target and not parts.scheme and not parts.netloc and parts.path[:1] not in ("", "/"):
-            targets.append(unquote(parts.path))
-    return targets
+DOCUMENT = "document.md"
+INFO = "info.json"
+DIGESTS = "digests.json"
+PAGE_INDEX = "pages.json"
+CHUNKS = "chunks.jsonl"
+EMBEDDINGS = "embeddings.npy"
+EMBEDDINGS_INFO = "embeddings.json"
+TAGS = "tags.json"
+SUMMARY = "summary.md"
+THUMBNAIL = "thumbnail.png"
+PAGES_DIR = "pages"
+OCR_DIR = "ocr"
+WEB_DIR = "web"
+IMAGES_DIR = "images"
 
 
-def broken_links(archive: zipfile.ZipFile) -> list[BrokenLink]:
-    """Every link of every Markdown member of ``archive`` that names no member."""
-    names = set(archive.namelist())
-    broken = []
-    for member in sorted(n for n in names if n.endswith(".md")):
-        markdown = archive.read(member).decode("utf-8", "replace")
-        for target in internal_links(markdown):
-            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member), target))
-            if resolved not in names:
-                broken.append(BrokenLink(member, target))
-    return broken
+def page_member(number: int) -> str:
+    """``pages/0001.md`` for page 1."""
+    return f"{PAGES_DIR}/{number:04d}.md"
+
+
+def web_member(number: int) -> str:
+    """``web/0001.md``: the Markdown of the page a link file on page 1 points to."""
+    return f"{WEB_DIR}/{number:04d}.md"
+
+
+def ocr_member(number: int) -> str:
+    """``ocr/0001.md``: the OCR text of page 1."""
+    return f"{OCR_DIR}/{number:04d}.md"
+
+
+def page_number(member: str) -> int:
+    """``pages/0012.md`` → 12."""
+    return int(Path(member).stem)
+
+
+def is_page(member: str) -> bool:
+    """Whether ``member`` is a page's Markdown (``pages/NNNN.md``)."""
+    return member.startswith(f"{PAGES_DIR}/") and member.endswith(".md")
+
+
+class ResultZip:
+    """A result zip, opened from its bytes or a file; members are read on demand."""
+
+    def __init__(self, source: bytes | Path | zipfile.ZipFile) -> None:
+        if isinstance(source, zipfile.ZipFile):
+            self.archive = source
+        else:
+            self.archive = zipfile.ZipFile(
+                io.BytesIO(source) if isinstance(source, bytes) else source
+            )
+        self._names = set(self.archive.namelist())
+
+    def __enter__(self) -> ResultZip:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.archive.close()
+
+    def names(self) -> list[str]:
+        return self.archive.namelist()
+
+    def has(self, member: str) -> bool:
+        return member in self._names
+
+    def read(self, member: str) -> bytes | None:
+        """The member's bytes, None when the zip has no such member."""
+        return self.archive.read(member) if member in self._names else None
+
+    def text(self, member: str, default: str = "") -> str:
+        data = self.read(member)
+        return default if data is None else data.decode("utf-8", "replace")
+
+    def json(self, member: str, default: Any = None) -> Any:
+        data = self.read(member)
+        return default if data is None else json.loads(data)
+
+    def info(self) -> dict[str, Any]:
+        return self.json(INFO, {})
+
+    def pages(self) -> list[str]:
+        """The page members, in page order."""
+        return sorted(name for name in self._names if is_page(name))

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from bucketdigest.shared.result import broken_links
+from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore

@@ -22,13 +22,14 @@ from bucketdigest.shared.errors import (
     PermanentDigestError,
 )
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters import PRIMARY_OUTPUT, cascade, digester_named
 from bucketdigest.worker.output_state import complete, fail, reset, runnable, start
 
 log = logging.getLogger(__name__)
 
-RESERVED_MEMBERS = frozenset({"document.md", "info.json", "digests.json"})
+RESERVED_MEMBERS = frozenset({DOCUMENT, INFO, DIGESTS})
 """Zip members the packager writes itself; no digester may produce them."""
 
 Execute = Callable[[Digester, DigestContext], dict[str, Produced]]

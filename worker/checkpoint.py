@@ -26,9 +26,10 @@ from pathlib import Path
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.shared.result import DIGESTS
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.output_state import fingerprint, reset
-from bucketdigest.worker.package import DIGESTS, read_records, write_zip
+from bucketdigest.worker.package import read_records, write_zip
 
 log = logging.getLogger(__name__)
 

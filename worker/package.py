@@ -16,15 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus, Ticket
+from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
 from bucketdigest.worker.pagetext import document_pages
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _COMPRESSED = (".png", ".jpg", ".jpeg", ".npy")
 """Stored as they are: deflating them again costs CPU and saves little."""
-
-DOCUMENT = "document.md"
-INFO = "info.json"
-DIGESTS = "digests.json"
 
 
 def json_bytes(data: Any) -> bytes:

@@ -13,10 +13,7 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
-PAGES_DIR = "pages"
-OCR_DIR = "ocr"
-WEB_DIR = "web"
-IMAGES_DIR = "images"
+from bucketdigest.shared.result import IMAGES_DIR, OCR_DIR, PAGES_DIR, WEB_DIR
 
 _IMAGE_LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
@@ -42,26 +39,6 @@ def _token() -> re.Pattern[str]:
         chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) in ("Mn", "Mc")
     )
     return re.compile(f"[{_CJK}]|[^\\W{_CJK}](?:[^\\W{_CJK}]|[{marks}])*")
-
-
-def page_member(number: int) -> str:
-    """``pages/0001.md`` for page 1."""
-    return f"{PAGES_DIR}/{number:04d}.md"
-
-
-def web_member(number: int) -> str:
-    """``web/0001.md``: the Markdown of the page a link file on page 1 points to."""
-    return f"{WEB_DIR}/{number:04d}.md"
-
-
-def ocr_member(number: int) -> str:
-    """``ocr/0001.md``: the OCR text of page 1."""
-    return f"{OCR_DIR}/{number:04d}.md"
-
-
-def page_number(member: str) -> int:
-    """``pages/0012.md`` → 12."""
-    return int(Path(member).stem)
 
 
 def document_pages(tree: Path) -> list[str]:

@@ -17,12 +17,8 @@ from typing import Any
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import NotFound
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus, Ticket
+from bucketdigest.shared.result import DIGESTS, INFO, PAGE_INDEX, ResultZip
 from bucketdigest.shared.store import Store
-
-PAGE_INDEX = "pages.json"
-"""A member of the Markdown output of PDFs: per page, its fingerprint and its headers (line,
-font size), what a later revision needs to keep the page's Markdown, and the running header
-and footer lines taken out of its text (``running``: ``{"header": [...], "footer": [...]}``)."""
 
 
 def download_predecessor(store: Store, ticket: Ticket, workdir: Path) -> Path | None:
@@ -59,20 +55,20 @@ class Predecessor:
 
     def __init__(self, archive: Path) -> None:
         self.archive = archive
-        self._zip = zipfile.ZipFile(archive)
-        self.names = set(self._zip.namelist())
+        self._result = ResultZip(archive)
+        self.names = set(self._result.names())
 
     def read(self, name: str) -> bytes | None:
-        return self._zip.read(name) if name in self.names else None
+        return self._result.read(name)
 
     @cached_property
     def digest(self) -> str:
-        info = json.loads(self.read("info.json") or b"{}")
+        info = json.loads(self.read(INFO) or b"{}")
         return str(info.get("digest", ""))
 
     @cached_property
     def records(self) -> DigestRecords | None:
-        raw = self.read("digests.json")
+        raw = self.read(DIGESTS)
         return DigestRecords.from_json(raw) if raw is not None else None
 
     def completed(self, output: str) -> OutputRecord | None:

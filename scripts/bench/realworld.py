@@ -24,7 +24,7 @@ from corpus import fetch, page_count
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
-from bucketdigest.shared.result import broken_links
+from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.pagetext import word_counts, word_recall
 

@@ -27,9 +27,9 @@ from bucketdigest.shared.fetch import FetchSettings
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import SiteCrawlState, Ticket
+from bucketdigest.shared.result import page_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pagetext import page_member
 from tests.ingestor.site_server import GeneratedSite, serve_site
 
 STORED = {

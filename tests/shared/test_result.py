@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from bucketdigest.shared.result import BrokenLink, broken_links
+from bucketdigest.shared.result_links import BrokenLink, broken_links
 
 
 def test_only_links_that_name_no_member_are_broken() -> None:

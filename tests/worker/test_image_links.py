@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bucketdigest.shared.result import broken_links, internal_links
+from bucketdigest.shared.result_links import broken_links, internal_links
 from bucketdigest.shared.samples import make_pdf
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]

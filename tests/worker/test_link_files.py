@@ -24,9 +24,9 @@ from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.shared.result import web_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pagetext import web_member
 
 ARTICLE = """<html><head><title>Grappling rules</title></head><body>
 <nav>Home | Forum | Shop</nav><article><h1>Grappling, clarified</h1>

@@ -16,9 +16,9 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.shared.result import page_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pagetext import page_member
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "supernote-blank-page.note"
 

@@ -16,9 +16,9 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
+from bucketdigest.shared.result import page_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pagetext import page_member
 from bucketdigest.worker.sandbox import SandboxLimits
 
 

@@ -14,9 +14,9 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS, FileKind, file_type
+from bucketdigest.shared.result import page_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.pagetext import page_member
 
 PAGE = """<!doctype html>
 <html><head><title>Errata | Example Games</title>
@@ -90,7 +90,7 @@ CODE = "@dataclass\nclass Item:\n    name: str\n\n    def cost(self) -> float:\n
 
 
 def test_a_documentation_page_loses_its_header_anchors_and_keeps_code_byte_for_byte() -> None:
-    from bucketdigest.shared.result import internal_links
+    from bucketdigest.shared.result_links import internal_links
     from bucketdigest.worker.digesters.doc_to_markdown.web import html_to_markdown
 
     markdown, metadata = html_to_markdown(SPHINX)

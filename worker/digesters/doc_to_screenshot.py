@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import THUMBNAIL
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-
-THUMBNAIL = "thumbnail.png"
 
 
 class DocToScreenshot(Digester):

@@ -19,14 +19,10 @@ from typing import Any
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import PAGE_INDEX, PAGES_DIR, ocr_member, page_number
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import PAGES_DIR, has_text, ocr_member, page_number
-from bucketdigest.worker.predecessor import (
-    PAGE_INDEX,
-    Predecessor,
-    open_predecessor,
-    read_page_index,
-)
+from bucketdigest.worker.pagetext import has_text
+from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
 from bucketdigest.worker.tesseract import LINE_FLOOR, read_image
 
 _BLANK_LINES = re.compile(r"\n{3,}")

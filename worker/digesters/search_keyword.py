@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import CHUNKS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import document_pages, heading, plain_text
 
-CHUNKS = "chunks.jsonl"
 MAX_CHARS = 4000
 
 

@@ -15,12 +15,9 @@ from typing import Any
 
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters.search_keyword import CHUNKS
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor
-
-EMBEDDINGS = "embeddings.npy"
-EMBEDDINGS_INFO = "embeddings.json"
 
 
 class SearchSemantic(Digester):

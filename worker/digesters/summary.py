@@ -7,10 +7,10 @@ import re
 from collections import Counter
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import SUMMARY
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import document_text
 
-SUMMARY = "summary.md"
 SENTENCES = 5
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n{2,}")

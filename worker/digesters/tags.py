@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import TAGS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import document_text
 
-TAGS = "tags.json"
 TOP = 20
 
 

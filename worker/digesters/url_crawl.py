@@ -9,8 +9,8 @@ import re
 
 from bucketdigest.shared.fetch import FetchSettings, fetch
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import web_member
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import web_member
 
 _LONE_URL = re.compile(r"\s*(https?://\S+)\s*")
 _INI_URL = re.compile(r"^\s*URL\s*=\s*(\S+)\s*$", re.MULTILINE | re.IGNORECASE)

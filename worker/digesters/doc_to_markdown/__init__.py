@@ -7,9 +7,9 @@ from typing import Any
 
 from bucketdigest.shared.errors import PermanentDigestError
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.result import IMAGES_DIR, PAGE_INDEX, page_member
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import IMAGES_DIR, page_member
-from bucketdigest.worker.predecessor import PAGE_INDEX, open_predecessor, page_index_json
+from bucketdigest.worker.predecessor import open_predecessor, page_index_json
 
 
 def _decode(data: bytes) -> tuple[str, list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bucketdigest.worker.pagetext import IMAGES_DIR
+from bucketdigest.shared.result import IMAGES_DIR
 
 _LINK_TARGET = re.compile(r"(\]\()([^)\s]+)(\))")
 
