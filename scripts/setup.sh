@@ -29,6 +29,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # A CPU build of torch first (from this machine's disk where it lies there): a bare `torch`
   # requirement from sentence-transformers would otherwise pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q --disable-pip-version-check -r scripts/torch-cpu.txt
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+  # setuptools warns about every editable install whatever the project: shown only on failure
+  if ! log=$(.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]' 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi

@@ -8,8 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPONENTS = ("cli", "ingestor", "monitor", "runner", "search", "serve", "shared", "worker")
+ROOT_PACKAGE = "runner/api"
+"""The folder of the package ``bucketdigest`` itself."""
 ROLES = ("ingestor", "monitor", "search", "worker")
-"""Packages that import ``shared`` alone (``runner`` and ``cli`` wire them together)."""
+"""Packages that import ``shared`` alone (``runner``, ``serve`` and ``cli`` combine them)."""
 
 
 def test_the_packages_list_matches_the_folders_on_disk() -> None:
@@ -18,11 +20,13 @@ def test_the_packages_list_matches_the_folders_on_disk() -> None:
         "bucketdigest." + init.parent.relative_to(ROOT).as_posix().replace("/", ".")
         for component in COMPONENTS
         for init in (ROOT / component).rglob("__init__.py")
-    }
+        if init.parent != ROOT / ROOT_PACKAGE
+    } | {"bucketdigest"}
     assert set(config["packages"]) == on_disk | set(config["package-data"])
-    for package in config["packages"]:
+    for package in set(config["packages"]) - {"bucketdigest"}:
         folder = package.removeprefix("bucketdigest.").replace(".", "/")
         assert config["package-dir"][package] == folder
+    assert config["package-dir"]["bucketdigest"] == ROOT_PACKAGE
 
 
 def test_no_module_imports_a_component_by_its_bare_name() -> None:
@@ -60,3 +64,27 @@ def test_no_module_passes_300_lines() -> None:
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+FLOORS = {
+    "shared": set(),
+    **{role: {"shared"} for role in ROLES},
+    "runner": {"shared", *ROLES},
+    "serve": {"shared", *ROLES, "runner"},
+    "cli": {"shared", *ROLES, "runner", "serve"},
+}
+"""What each package may import besides itself: every import goes down the floors (cli;
+serve, then runner, which combine roles; the roles; shared), never up or sideways."""
+
+
+def test_every_import_goes_down_the_floors() -> None:
+    imports = re.compile(r"^\s*(?:from|import) bucketdigest\.(\w+)", re.M)
+    upward = {
+        f"{path.relative_to(ROOT)} imports bucketdigest.{other}"
+        for package, allowed in FLOORS.items()
+        for path in (ROOT / package).rglob("*.py")
+        if path.parent != ROOT / ROOT_PACKAGE
+        for other in imports.findall(path.read_text())
+        if other != package and other not in allowed
+    }
+    assert upward == set()

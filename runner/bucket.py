@@ -1,0 +1,136 @@
+"""One opened bucket for Python users (``from bucketdigest import Bucket``): the store, its
+settings and its index together, with the operations a program wants. The CLI's commands are
+each one of these calls.
+
+```python
+from bucketdigest import Bucket
+
+bucket = Bucket("./library")                      # or "s3://my-bucket/digest"
+bucket.ingest("~/pdfs", ext="pdf,text")           # queue what the bucket lacks
+bucket.work()                                     # digest until the queue is empty
+bucket.index()                                    # bring the search index up to date
+for hit in bucket.search("how does grappling work", limit=3):
+    print(hit.names[0], hit.page, hit.snippet.text)
+print(bucket.status().counts)
+with bucket.result("rules/core.pdf") as result:   # a path or a hash
+    print(result.text("document.md")[:200])
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
+from bucketdigest.monitor.catalog import CatalogEntry
+from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.runner.listing import find_digest, list_files
+from bucketdigest.search.cache import IndexCacheSettings, open_cache
+from bucketdigest.search.indexer import IndexReport, index_bucket
+from bucketdigest.search.location import IndexLocation, index_location
+from bucketdigest.search.query import Hit, Level, Mode, Searcher, SearchRequest
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.filetypes import expand_extensions
+from bucketdigest.shared.result import ResultZip
+from bucketdigest.shared.store import Store
+from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
+
+
+class Bucket:
+    """A bucket (a local folder or ``s3://bucket/prefix``) opened once."""
+
+    def __init__(
+        self,
+        url: str | Path | StoreSettings,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        path_style: bool = False,
+        index_cache: IndexCacheSettings | None = None,
+    ) -> None:
+        if isinstance(url, StoreSettings):
+            self.settings = url
+        else:
+            self.settings = StoreSettings(
+                bucket=str(url), endpoint_url=endpoint_url, region=region, path_style=path_style
+            )
+        self.index_cache = index_cache or IndexCacheSettings()
+
+    def __repr__(self) -> str:
+        return f"Bucket({self.settings.bucket!r})"
+
+    @cached_property
+    def store(self) -> Store:
+        """The store, opened (and its conditional writes checked) on first use."""
+        return open_store(self.settings)
+
+    @property
+    def index_location(self) -> IndexLocation:
+        return index_location(self.settings)
+
+    def ingest(
+        self,
+        *sources: str | Path,
+        ext: str | None = None,
+        settings: IngestSettings | None = None,
+    ) -> IngestReport:
+        """Upload what the bucket lacks from folders, files, Git repositories or (with
+        ``settings.crawl``) web sites, and queue it. ``ext``: extensions or groups to take,
+        as ``--ext`` says them (``"pdf,text"``, ``"all"``; default: PDFs)."""
+        chosen = settings or IngestSettings()
+        if ext is not None:
+            exts = expand_extensions(ext.split(","))
+            chosen = replace(chosen, file_filter=replace(chosen.file_filter, exts=exts))
+        return ingest_sources(self.store, [str(s) for s in sources], chosen)
+
+    def work(self, settings: WorkerSettings | None = None) -> WorkerSummary:
+        """Run one worker in this process until the queue is empty (``settings``: how)."""
+        chosen = replace(settings or WorkerSettings(), exit_when_idle=True)
+        return Worker(self.store, chosen).run()
+
+    def index(self, *, rebuild: bool = False) -> IndexReport:
+        """Bring the search index up to date with the results (or build it anew)."""
+        return index_bucket(self.store, self.settings, rebuild=rebuild)
+
+    def searcher(self) -> Searcher:
+        """A searcher kept by the caller for many queries (reads the index's local copy for an
+        S3 bucket)."""
+        return Searcher.open(self.settings, open_cache(self.settings, self.index_cache))
+
+    def search(
+        self,
+        query: str,
+        *,
+        documents: bool = False,
+        mode: Mode | str = Mode.HYBRID,
+        limit: int = 10,
+        **filters: Any,
+    ) -> list[Hit]:
+        """The best passages (or with ``documents`` whole documents) for ``query``; filters:
+        ``source``, ``path``, ``file_type``, ``tag``."""
+        level = Level.DOCUMENTS if documents else Level.CHUNKS
+        request = SearchRequest(query, level, Mode(mode), limit, **filters)
+        return self.searcher().search(request)
+
+    def status(self) -> Status:
+        """Counts per state, the last hour's rate, recent failures and ingest runs."""
+        return collect_status(self.store)
+
+    def files(
+        self, source: str | None = None, *, all_revisions: bool = False
+    ) -> list[CatalogEntry]:
+        """Every ingested (source, path) with its document and state."""
+        return list_files(self.settings, source, all_revisions=all_revisions)
+
+    def find(self, path_or_hash: str) -> str:
+        """The hash of the document at an ingested path (exact, or a unique suffix)."""
+        return find_digest(self.settings, path_or_hash)
+
+    def result(self, path_or_hash: str) -> ResultZip:
+        """A done document's result zip, by ingested path or hash (NotFound if not done)."""
+        digest = self.find(path_or_hash)
+        return ResultZip(self.store.get(keys.out_key(digest)).data)
