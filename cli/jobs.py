@@ -21,7 +21,7 @@ from bucketdigest.cli.options import (
 from bucketdigest.cli.worker_options import worker_options
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
 from bucketdigest.monitor.gauges import serve_queue_gauges
-from bucketdigest.monitor.loop import run_monitor
+from bucketdigest.monitor.loop import PASS_SECONDS, RECONCILE_SECONDS, run_monitor
 from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.local import run_local
@@ -121,7 +121,7 @@ def work(
 @click.option(
     "--stale-after",
     type=click.FloatRange(1),
-    default=7200,
+    default=MonitorSettings.stale_after,
     show_default=True,
     help="Upper bound on any lease, in seconds.",
 )
@@ -130,14 +130,14 @@ def work(
 @click.option(
     "--every",
     type=click.FloatRange(1),
-    default=60,
+    default=PASS_SECONDS,
     show_default=True,
     help="Seconds between passes.",
 )
 @click.option(
     "--reconcile-every",
     type=click.FloatRange(0),
-    default=3600,
+    default=RECONCILE_SECONDS,
     show_default=True,
     help="Seconds between consistency sweeps (0: every pass).",
 )

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from bucketdigest.search.cache import DEFAULT_MAX_BYTES, IndexCacheSettings
+from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
@@ -42,7 +43,7 @@ def option_group(target: str, build: Callable[..., Any], *options: Decorator) ->
 max_attempts_option = click.option(
     "--max-attempts",
     type=click.IntRange(1),
-    default=3,
+    default=MAX_ATTEMPTS,
     show_default=True,
     help="Attempts before a document is dead-lettered.",
 )

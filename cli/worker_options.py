@@ -70,14 +70,14 @@ worker_options = option_group(
     click.option(
         "--lease-seconds",
         type=click.FloatRange(1),
-        default=300,
+        default=WorkerSettings.lease_seconds,
         show_default=True,
         help="Lease of a claim; renewed every quarter of it.",
     ),
     click.option(
         "--job-timeout",
         type=click.FloatRange(1),
-        default=600,
+        default=SandboxLimits.timeout,
         show_default=True,
         help="Wall-clock limit of one digester on one document, in seconds, before "
         "--page-timeout is added for each page.",
@@ -85,7 +85,7 @@ worker_options = option_group(
     click.option(
         "--page-timeout",
         type=click.FloatRange(0),
-        default=5,
+        default=SandboxLimits.per_page,
         show_default=True,
         help="Seconds added to --job-timeout per page of the document, so long books get "
         "the time they need.",
@@ -100,7 +100,7 @@ worker_options = option_group(
     click.option(
         "--jobs-per-child",
         type=click.IntRange(1),
-        default=50,
+        default=SandboxLimits.jobs_per_child,
         show_default=True,
         help="Replace the digester process after this many documents.",
     ),
@@ -108,14 +108,14 @@ worker_options = option_group(
     click.option(
         "--retry-delay",
         type=click.FloatRange(0),
-        default=30,
+        default=WorkerSettings.retry_delay,
         show_default=True,
         help="Backoff before the second attempt (doubles after).",
     ),
     click.option(
         "--checkpoint-after",
         type=click.FloatRange(0),
-        default=20,
+        default=WorkerSettings.checkpoint_after,
         show_default=True,
         help="Save a job's progress to the bucket once its unsaved digesters took this many "
         "seconds (a taken-over job resumes from there).",
@@ -123,7 +123,7 @@ worker_options = option_group(
     click.option(
         "--converter-mode",
         type=click.Choice(MODES),
-        default="layout",
+        default=ConverterOptions.mode,
         show_default=True,
         envvar="BUCKETDIGEST_CONVERTER_MODE",
         help="pymupdf4llm engine: layout (better text) or legacy (faster).",
@@ -137,7 +137,7 @@ worker_options = option_group(
     ),
     click.option(
         "--ocr-language",
-        default="eng",
+        default=DigestSettings.ocr_language,
         show_default=True,
         envvar="BUCKETDIGEST_OCR_LANGUAGE",
         help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
@@ -153,7 +153,7 @@ worker_options = option_group(
     ),
     click.option(
         "--llm-key-env",
-        default="BUCKETDIGEST_LLM_API_KEY",
+        default=LlmSettings.api_key_env,
         show_default=True,
         help="Environment variable holding the endpoint's API key (if it needs one).",
     ),
@@ -172,14 +172,14 @@ worker_options = option_group(
     click.option(
         "--monitor-every",
         type=click.FloatRange(1),
-        default=60,
+        default=WorkerSettings.monitor_every,
         show_default=True,
         help="Each worker also requeues expired claims this often (seconds).",
     ),
     click.option(
         "--grace",
         type=click.FloatRange(0),
-        default=60,
+        default=WorkerSettings.grace_seconds,
         show_default=True,
         help="On SIGTERM, time the current job gets before it is handed back.",
     ),

@@ -21,12 +21,18 @@ class MonitorPass:
     reconcile: ReconcileReport | None
 
 
+PASS_SECONDS = 60.0
+"""Time between two passes of ``bucketdigest monitor``."""
+RECONCILE_SECONDS = 3600.0
+"""Time between two consistency sweeps."""
+
+
 def run_monitor(
     store: Store,
     settings: MonitorSettings,
     *,
-    every: float = 60.0,
-    reconcile_every: float = 3600.0,
+    every: float = PASS_SECONDS,
+    reconcile_every: float = RECONCILE_SECONDS,
     once: bool = False,
     on_pass: Callable[[MonitorPass], None] = lambda _: None,
     stop: threading.Event | None = None,

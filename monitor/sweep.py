@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import queue
-from bucketdigest.shared.attempts import RetryPolicy
+from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
@@ -32,7 +32,7 @@ class MonitorSettings:
 
     stale_after: float = 7200.0
     """Upper bound on any lease, whatever ``lease_until`` says (guards against clock skew)."""
-    max_attempts: int = 3
+    max_attempts: int = MAX_ATTEMPTS
 
 
 @dataclass

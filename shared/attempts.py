@@ -8,13 +8,18 @@ from datetime import datetime, timedelta
 
 from bucketdigest.shared.records import Attempt, Claim, Ticket
 
+MAX_ATTEMPTS = 3
+"""Attempts at a document before it is dead-lettered: the default of every setting and option
+that says how many (worker, monitor, ``--max-attempts``)."""
+RETRY_DELAY = 30.0
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """How often a document is tried and how long it waits between attempts."""
 
-    max_attempts: int = 3
-    retry_delay: float = 30.0
+    max_attempts: int = MAX_ATTEMPTS
+    retry_delay: float = RETRY_DELAY
     """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
 
     def gives_up(self, attempt: int, permanent: bool = False) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from bucketdigest.shared.attempts import RetryPolicy
+from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
@@ -40,8 +40,8 @@ class WorkerSettings:
     """How a worker behaves; built once from CLI options."""
 
     lease_seconds: float = 300.0
-    max_attempts: int = 3
-    retry_delay: float = 30.0
+    max_attempts: int = MAX_ATTEMPTS
+    retry_delay: float = RETRY_DELAY
     """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
     max_jobs: int | None = None
     exit_when_idle: bool = False
