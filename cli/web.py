@@ -60,6 +60,12 @@ DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
     help="Server processes answering requests at once (one per core: a search holds a "
     "process while it scans the index). Each keeps its own embedding model (~150 MB).",
 )
+@click.option(
+    "--mcp",
+    is_flag=True,
+    help="Also answer AI assistants over the Model Context Protocol at /mcp (streamable "
+    "HTTP; read-only tools: search, get_document, get_page, list_documents, status).",
+)
 @index_cache_options
 @library_errors
 def serve(
@@ -74,6 +80,7 @@ def serve(
     show_locations: bool,
     index_cache: IndexCacheSettings,
     processes: int,
+    mcp: bool,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -100,6 +107,30 @@ def serve(
         show_locations=show_locations,
         index_cache=index_cache,
         processes=processes,
+        mcp=mcp,
     )
     console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
     run_server(settings)
+
+
+@cli.command(name="mcp")
+@store_options
+@index_cache_options
+@click.option(
+    "--show-locations",
+    is_flag=True,
+    help="Tell the assistant the source folders documents came from.",
+)
+@library_errors
+def mcp_command(
+    store: StoreSettings, index_cache: IndexCacheSettings, show_locations: bool
+) -> None:
+    """Answer an AI assistant over the Model Context Protocol on stdin/stdout (its tools:
+    search, get_document, get_page, list_documents, status). Add it to an assistant's MCP
+    servers as the command `bucketdigest mcp --bucket ...`.
+
+    Example: bucketdigest mcp --bucket s3://my-bucket/digest
+    """
+    from bucketdigest.serve.agents import serve_stdio  # the MCP SDK loads for this command
+
+    serve_stdio(store, index_cache, show_locations=show_locations)

@@ -14,7 +14,7 @@ import pickle
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 
 from bucketdigest.monitor.gauges import QueueGauges
 from bucketdigest.serve import api, pages
+from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
     Backend,
     BadRequest,
@@ -117,10 +118,15 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
 def create_app(settings: ServeSettings) -> FastAPI:
     """The application for one bucket."""
     backend = Backend(settings)
+    agents = build_agent_server(backend) if settings.mcp else None
+    agent_routes = agents.streamable_http_app(**agent_transport(settings)).routes if agents else []
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with AsyncExitStack() as running:
+            if agents is not None:
+                await running.enter_async_context(agents.session_manager.run())
+            yield
         backend.close()
 
     app = FastAPI(
@@ -132,6 +138,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     )
     _api_page(app)
     app.state.backend = backend
+    app.router.routes.extend(agent_routes)  # /mcp
     app.include_router(api.router)
     app.include_router(pages.router)
     gauges = CollectorRegistry()

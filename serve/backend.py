@@ -71,6 +71,8 @@ class ServeSettings:
     index_cache: IndexCacheSettings = field(default_factory=IndexCacheSettings)
     processes: int = 1
     """Server processes answering at once (``serve --processes``)."""
+    mcp: bool = False
+    """Also answer AI assistants over the Model Context Protocol at ``/mcp``."""
     show_locations: bool = False
     """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
 

@@ -98,6 +98,7 @@ ROLE_OF_COMMAND: dict[str, Role] = {
     "get": Role.READER,
     "search": Role.READER,
     "serve": Role.READER,
+    "mcp": Role.READER,
     "run": Role.ADMIN,
     "purge": Role.ADMIN,
     "rm": Role.ADMIN,

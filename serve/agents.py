@@ -1,0 +1,197 @@
+"""The bucket for AI assistants, over the Model Context Protocol (the official ``mcp`` SDK):
+``bucketdigest mcp`` on stdio for desktop assistants and editors, ``serve --mcp`` at ``/mcp``
+(streamable HTTP) beside the web page. Read-only, like the anonymous API; what an anonymous
+client may not see (source folders, worker ids) it does not see either.
+
+Every answer names its document and page, so an assistant can cite them ("rules/core.pdf,
+page 12"). A page is sent in slices of at most ``max_chars`` characters with the offset of the
+next one, so a long page never floods a context window.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING, Any, Literal
+
+from bucketdigest.runner.listing import find_digest, list_files
+from bucketdigest.search.cache import IndexCacheSettings
+from bucketdigest.search.query import Level, Mode, SearchRequest
+from bucketdigest.serve import privacy
+from bucketdigest.serve.backend import Backend, ServeSettings
+from bucketdigest.serve.documents import checked_hash, read_page
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.result import DOCUMENT
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+INSTRUCTIONS = (
+    "Search and read the documents of one bucketdigest bucket (PDFs, e-books, notes, web "
+    "pages turned into Markdown). Start with `search`; open what you need with `get_page` "
+    "(paged: follow next_offset) or `get_document`. Cite the `cite` field of what you use."
+)
+PAGE_CHARS = 20_000
+"""Characters of a page sent at once unless asked otherwise."""
+LIST_LIMIT = 100
+
+
+def _cite(names: tuple[str, ...] | list[str], title: str, page: int | None) -> str:
+    name = names[0] if names else title
+    return f"{name}, page {page}" if page else name
+
+
+def agent_transport(settings: ServeSettings) -> dict[str, Any]:
+    """How ``serve --mcp`` serves the protocol: at ``/mcp``, each request on its own (no
+    session state to lose between processes), JSON answers; the Host check is the server's
+    own (:mod:`.guards`)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return {
+        "streamable_http_path": "/mcp",
+        "stateless_http": True,
+        "json_response": True,
+        "transport_security": TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        "host": settings.host,
+    }
+
+
+def build_agent_server(backend: Backend) -> MCPServer:
+    """The MCP server of the bucket ``backend`` reads: its tools and resources."""
+    from mcp.server.mcpserver import MCPServer  # the SDK loads only when agents are served
+
+    server = MCPServer("bucketdigest", instructions=INSTRUCTIONS)
+
+    def digest_of(document: str) -> str:
+        return find_digest(backend.settings.store, document)
+
+    @server.tool()
+    def search(
+        query: str,
+        level: Literal["chunks", "documents"] = "chunks",
+        mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
+        limit: int = 10,
+        path: str | None = None,
+        file_type: str | None = None,
+        tag: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Search every document: passages (level "chunks") or whole documents. mode hybrid
+        (default) combines keyword (exact words, quote a phrase) and semantic (meaning).
+        Filters: path (a glob on the ingested path), file_type (pdf, md...), tag."""
+        request = SearchRequest(
+            query, Level(level), Mode(mode), limit, path=path, file_type=file_type, tag=tag
+        )
+        return [
+            {
+                "hash": hit.digest,
+                "title": hit.title,
+                "paths": list(hit.names),
+                "page": hit.page,
+                "headings": list(hit.headings),
+                "snippet": hit.snippet.text,
+                "score": round(hit.score, 4),
+                "cite": _cite(hit.names, hit.title, hit.page),
+            }
+            for hit in backend.search(request)
+        ]
+
+    @server.tool()
+    def get_document(document: str) -> dict[str, Any]:
+        """A document's metadata, tags, summary, problems found while reading it, state and
+        page count. ``document``: its hash, or an ingested path (or a unique end of one)."""
+        view = backend.document(digest_of(document))
+        data = view.to_dict()
+        return {
+            "hash": view.digest,
+            "title": view.title,
+            "paths": list(view.names),
+            "state": data["state"],
+            "pages": view.page_count,
+            "tags": list(view.tags),
+            "summary": view.summary,
+            "problems": list(view.info.get("problems", [])),
+            "metadata": view.info.get("metadata", {}),
+            "error": data["error"],
+            "cite": _cite(view.names, view.title, None),
+        }
+
+    @server.tool()
+    def get_page(
+        document: str, page: int, offset: int = 0, max_chars: int = PAGE_CHARS
+    ) -> dict[str, Any]:
+        """Page ``page`` (1-based) of a document as Markdown, with the text OCR read from its
+        images. Long pages come in slices: ask again with ``offset=next_offset`` until it is
+        null."""
+        if page < 1 or offset < 0 or max_chars < 1:
+            raise ValueError("page is 1 or more, offset 0 or more, max_chars 1 or more")
+        digest = digest_of(document)
+        view = backend.document(digest)
+        text = read_page(backend.cache, digest, page).text
+        end = min(len(text), offset + max_chars)
+        return {
+            "hash": digest,
+            "page": page,
+            "pages": view.page_count,
+            "text": text[offset:end],
+            "offset": offset,
+            "next_offset": end if end < len(text) else None,
+            "cite": _cite(view.names, view.title, page),
+        }
+
+    @server.tool()
+    def list_documents(
+        path: str | None = None, limit: int = LIST_LIMIT, cursor: str | None = None
+    ) -> dict[str, Any]:
+        """Ingested documents with their state, in path order; ``path`` narrows by glob
+        (``rules/*.pdf``). Pass ``next_cursor`` back as ``cursor`` for the next ones."""
+        if not 1 <= limit <= 1000:
+            raise ValueError("limit is between 1 and 1000")
+        start = int(cursor or 0)
+        entries = sorted(list_files(backend.settings.store), key=lambda e: e.path)
+        if path:
+            entries = [e for e in entries if fnmatch.fnmatchcase(e.path, path)]
+        chosen = entries[start : start + limit]
+        shown = backend.settings.show_locations
+        return {
+            "documents": [
+                {
+                    "path": e.path,
+                    "source": e.source if shown else privacy.public_source(e.source),
+                    "hash": e.digest,
+                    "state": e.state.value if e.state else "unknown",
+                }
+                for e in chosen
+            ],
+            "next_cursor": str(start + limit) if start + limit < len(entries) else None,
+        }
+
+    @server.tool()
+    def status() -> dict[str, Any]:
+        """How many documents are waiting, being processed, failed and done; the rate and time
+        left; recent failures; the search index's size and freshness."""
+        return backend.status()
+
+    @server.resource(
+        "bucketdigest://documents/{digest}/markdown",
+        name="document",
+        mime_type="text/markdown",
+        description="A done document's whole Markdown, pages in order.",
+    )
+    def document_markdown(digest: str) -> str:
+        found = backend.cache.members(checked_hash(digest), [DOCUMENT])
+        if DOCUMENT not in found:
+            raise ValueError(f"{digest} has no Markdown (is it done?)")
+        return found[DOCUMENT].decode("utf-8", "replace")
+
+    return server
+
+
+def serve_stdio(
+    store: StoreSettings, index_cache: IndexCacheSettings, *, show_locations: bool = False
+) -> None:
+    """Answer one assistant on stdin/stdout until it closes them (``bucketdigest mcp``)."""
+    settings = ServeSettings(store=store, index_cache=index_cache, show_locations=show_locations)
+    backend = Backend(settings)
+    try:
+        build_agent_server(backend).run("stdio")
+    finally:
+        backend.close()

@@ -1,0 +1,91 @@
+"""AI assistants over the Model Context Protocol, driven by the SDK's own client through both
+transports (stdio: ``bucketdigest mcp``; streamable HTTP: ``serve --mcp``) against a bucket
+filled by a real worker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from bucketdigest.serve.app import background_server
+from bucketdigest.serve.backend import ServeSettings
+from tests.serve.conftest import Served
+
+TOOLS = {"search", "get_document", "get_page", "list_documents", "status"}
+
+
+def _data(result: Any) -> Any:
+    """A tool's answer as data (its structured content, else its JSON text)."""
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured.get("result", structured)
+    return json.loads(result.content[0].text)
+
+
+async def _session(client: Client, served: Served) -> None:
+    tools = {tool.name for tool in (await client.list_tools()).tools}
+    assert tools == TOOLS
+    hits = _data(await client.call_tool("search", {"query": "boarding the enemy ship"}))
+    assert hits[0]["paths"] == ["naval/broadsides.md"]
+    assert hits[0]["cite"].startswith("naval/broadsides.md")
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    document = _data(await client.call_tool("get_document", {"document": "long.pdf"}))
+    assert document["hash"] == long_pdf and document["pages"] == 25 and document["tags"]
+    first = _data(
+        await client.call_tool("get_page", {"document": long_pdf, "page": 3, "max_chars": 200})
+    )
+    assert first["cite"] == "rulebooks/long.pdf, page 3"
+    assert len(first["text"]) == 200 and first["next_offset"] == 200
+    rest = _data(
+        await client.call_tool(
+            "get_page", {"document": long_pdf, "page": 3, "offset": 200, "max_chars": 100_000}
+        )
+    )
+    assert rest["next_offset"] is None and rest["text"]
+    listed = _data(await client.call_tool("list_documents", {"limit": 4}))
+    assert len(listed["documents"]) == 4 and listed["next_cursor"] == "4"
+    more = _data(await client.call_tool("list_documents", {"cursor": "4"}))
+    assert {d["path"] for d in listed["documents"] + more["documents"]} >= set(served.digests)
+    status = _data(await client.call_tool("status", {}))
+    assert status["counts"]["done"] == 8
+    for bad in (
+        ("get_page", {"document": long_pdf, "page": 0}),
+        ("get_document", {"document": "no/such/file.pdf"}),
+        ("search", {"query": ""}),
+        ("search", {"query": "x", "mode": "magic"}),
+    ):
+        answer = await client.call_tool(*bad)
+        assert answer.is_error, bad
+    markdown = await client.read_resource(f"bucketdigest://documents/{long_pdf}/markdown")
+    assert "The Long Rulebook" in markdown.contents[0].text
+
+
+@pytest.mark.slow
+def test_an_assistant_searches_and_reads_over_stdio(served: Served) -> None:
+    command = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bucketdigest.cli.main", "mcp", "--bucket", served.settings.bucket],
+    )
+
+    async def run() -> None:
+        async with Client(command, read_timeout_seconds=120) as client:
+            await _session(client, served)
+
+    asyncio.run(run())
+
+
+def test_an_assistant_searches_and_reads_over_http_beside_the_web_page(served: Served) -> None:
+    settings = ServeSettings(store=served.settings, port=0, mcp=True)
+
+    async def run(url: str) -> None:
+        async with Client(f"{url}/mcp", read_timeout_seconds=120) as client:
+            await _session(client, served)
+
+    with background_server(settings) as url:
+        asyncio.run(run(url))
