@@ -153,6 +153,13 @@ def status_view(status: Status, index: IndexStats | Exception | None) -> Group:
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
         f"time left at that rate: {describe_time_left(status.eta_seconds)}"
     )
+    if status.waiting:
+        waiting = Table(title="Workers waiting for their run window")
+        for column in ("worker", "window", "opens at"):
+            waiting.add_column(column)
+        for note in status.waiting:
+            waiting.add_row(note.worker_id, ", ".join(note.windows), f"{note.opens_at:%H:%M %Z}")
+        parts.append(waiting)
     if status.failures:
         failures = Table(title="Recent failures")
         for column in ("document", "hash", "attempt", "failed at", "error"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from bucketdigest.cli.options import max_attempts_option, option_group
+from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.digester import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
 from bucketdigest.worker.loop import WorkerSettings
@@ -32,11 +33,16 @@ def _worker(
     ocr_model: str | None,
     monitor_every: float,
     grace: float,
+    run_window: tuple[str, ...],
 ) -> WorkerSettings:
     if bool(llm_url) != bool(llm_model):
         raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
     if bool(ocr_endpoint) != bool(ocr_model):
         raise click.UsageError("--ocr-endpoint and --ocr-model go together: give both or neither.")
+    try:
+        schedule = Schedule.parse(run_window)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--run-window") from exc
     llm = LlmSettings(url=llm_url, model=llm_model, api_key_env=llm_key_env) if llm_url else None
     vision = None
     if ocr_endpoint and ocr_model:
@@ -49,6 +55,7 @@ def _worker(
         idle_sleep=min(5.0, lease_seconds / 4),
         grace_seconds=grace,
         monitor_every=monitor_every,
+        schedule=schedule,
         digest=DigestSettings(
             converter=ConverterOptions(mode=converter_mode, keep_headers=keep_headers),
             ocr_language=ocr_language,
@@ -181,6 +188,14 @@ worker_options = option_group(
         type=click.FloatRange(0),
         default=WorkerSettings.grace_seconds,
         show_default=True,
-        help="On SIGTERM, time the current job gets before it is handed back.",
+        help="On SIGTERM, or when the run window closes, time the current job gets before "
+        "it is handed back.",
+    ),
+    click.option(
+        "--run-window",
+        multiple=True,
+        envvar="BUCKETDIGEST_RUN_WINDOW",
+        help="Claim work only in this window of the day, e.g. 22:00-06:00 (local time) or "
+        "22:00Z-06:00Z (UTC); repeatable. Outside it the worker waits (status lists it).",
     ),
 )

@@ -11,9 +11,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import IngestRun
+from bucketdigest.shared.records import IngestRun, WorkerNote
 from bucketdigest.shared.store import Store
 
 
@@ -37,6 +38,8 @@ class Status:
     """Results written in each of the last ``WINDOW_MINUTES`` minutes, oldest first."""
     as_of: datetime | None = None
     """The store's clock when the status was read."""
+    waiting: list[WorkerNote] = field(default_factory=list)
+    """Workers waiting for their run window."""
 
     @property
     def rate_per_minute(self) -> float:
@@ -66,6 +69,7 @@ class Status:
             "eta_seconds": None if eta is None else round(eta, 1),
             "failures": [asdict(f) for f in self.failures],
             "runs": [json.loads(r.to_json()) for r in self.runs],
+            "waiting": [json.loads(w.to_json()) for w in self.waiting],
         }
 
 
@@ -139,7 +143,18 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
     )
     for key in run_keys[:runs]:
         status.runs.append(IngestRun.from_json(store.get(key).data))
+    status.waiting = _waiting_workers(store)
     return status
+
+
+def _waiting_workers(store: Store) -> list[WorkerNote]:
+    notes = []
+    for info in store.list(keys.WORKERS_PREFIX):
+        try:
+            notes.append(WorkerNote.from_json(store.get(info.key).data))
+        except (NotFound, CorruptRecord):
+            continue  # gone meanwhile, or not ours
+    return sorted(notes, key=lambda note: note.opens_at)
 
 
 def watch_status(

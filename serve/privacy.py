@@ -76,7 +76,8 @@ def public_status(status: Status) -> Status:
         )
         for run in status.runs
     ]
-    return replace(status, runs=runs)
+    waiting = [replace(note, worker_id=HIDDEN) for note in status.waiting]
+    return replace(status, runs=runs, waiting=waiting)
 
 
 def without_location(text: str, uri: str) -> str:

@@ -62,6 +62,10 @@ MONITOR_PREFIX = "monitor/"
 SWEEP_CURSOR_KEY = f"{MONITOR_PREFIX}sweep.json"
 """Where the monitor's consistency sweep goes on from: the last digest it covered."""
 
+WORKERS_PREFIX = "workers/"
+"""Notes workers leave about themselves while they wait (``workers/<worker-id>.json``: outside
+their run window); removed when they work again or leave."""
+
 WORK_REQUEST_NAME = "digests.json"
 _CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
 
@@ -190,6 +194,13 @@ class RunKind(StrEnum):
 
     INGEST = "ingest"
     PURGE = "purge"
+
+
+def worker_key(worker_id: str) -> str:
+    """``workers/<worker-id>.json``."""
+    if not _RUN_ID.fullmatch(worker_id):
+        raise ValueError(f"{worker_id!r} is not a worker id")
+    return f"{WORKERS_PREFIX}{worker_id}.json"
 
 
 def run_key(run_id: str, kind: RunKind = RunKind.INGEST) -> str:

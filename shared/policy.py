@@ -62,8 +62,9 @@ GRANTS: dict[Role, Grant] = {
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
-               keys.SELFTEST_PREFIX),
-        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX),
+               keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX),
+        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
+                keys.SELFTEST_PREFIX),
     ),
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(

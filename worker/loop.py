@@ -11,12 +11,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
 from bucketdigest.shared.logs import log_context
+from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
+from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.job import run_job
@@ -56,6 +60,9 @@ class WorkerSettings:
     """Delete each document's source once its result is written (storage costs)."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port (see ``worker/metrics.py``)."""
+    schedule: Schedule = field(default_factory=Schedule)
+    """When the worker may claim (``--run-window``; always, without windows). A job still
+    running when its window closes gets ``grace_seconds``, then is handed back."""
 
     @property
     def retry(self) -> RetryPolicy:
@@ -89,6 +96,7 @@ class Worker:
         on_result: Callable[[JobResult], None] | None = None,
         monitor_duty: MonitorCall | None = None,
         may_leave: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.store = CountingStore(store)
         self.metrics = WorkerMetrics(self.store)
@@ -100,6 +108,8 @@ class Worker:
         self.stop_requested = threading.Event()
         self._stop_at: float | None = None
         self._last_monitor = 0.0
+        self.clock = clock
+        self._window_closes: datetime | None = None
 
     def request_stop(self) -> None:
         """Stop claiming; the current job gets ``grace_seconds`` to finish, then is handed back."""
@@ -108,12 +118,37 @@ class Worker:
         self.stop_requested.set()
 
     def _shutdown_reason(self) -> str | None:
-        if (
-            self._stop_at is not None
-            and time.monotonic() - self._stop_at > self.settings.grace_seconds
-        ):
-            return f"shutdown: not finished within the {self.settings.grace_seconds:g} s grace"
+        grace = self.settings.grace_seconds
+        if self._stop_at is not None and time.monotonic() - self._stop_at > grace:
+            return f"shutdown: not finished within the {grace:g} s grace"
+        closes = self._window_closes
+        if closes is not None and self.clock() > closes + timedelta(seconds=grace):
+            return f"run window closed at {closes:%H:%M} (and the {grace:g} s grace passed)"
         return None
+
+    def _wait_for_window(self) -> bool:
+        """Outside every run window: leave a note in the bucket (``status`` shows it) and wait
+        for the next window; False if told to stop meanwhile."""
+        schedule = self.settings.schedule
+        now = self.clock()
+        if schedule.is_open(now):
+            self._window_closes = schedule.closes_at(now)
+            return True
+        opens = schedule.next_open(now)
+        log.info("outside the run window: waiting until %s", opens.isoformat())
+        note = WorkerNote(self.worker_id, now, opens, tuple(str(w) for w in schedule.windows))
+        key = keys.worker_key(self.worker_id)
+        self.store.put(key, note.to_json())
+        try:
+            while not schedule.is_open(now := self.clock()):
+                remaining = (schedule.next_open(now) - now).total_seconds()
+                if self.stop_requested.wait(min(max(remaining, 0.05), self.settings.idle_sleep)):
+                    return False
+        finally:
+            self.store.delete(key)
+        self._window_closes = schedule.closes_at(now)
+        log.info("run window open until %s", self._window_closes)
+        return True
 
     def _run_monitor_duty(self, leaving: bool = False) -> int:
         every = self.settings.monitor_every
@@ -169,6 +204,8 @@ class Worker:
                 return "stop requested"
             if self.settings.max_jobs is not None and jobs >= self.settings.max_jobs:
                 return f"reached --max-jobs {self.settings.max_jobs}"
+            if not self._wait_for_window():
+                return "stop requested"
             self._run_monitor_duty()
             try:
                 found = claimer.next()

@@ -26,6 +26,7 @@ from bucketdigest.shared.records.runs import (
     PurgeRun,
     PurgeSkip,
     SweepCursor,
+    WorkerNote,
 )
 
 __all__ = [
@@ -53,4 +54,5 @@ __all__ = [
     "SweepCursor",
     "Ticket",
     "UrlState",
+    "WorkerNote",
 ]

@@ -75,6 +75,16 @@ class IndexerLease(JsonRecord):
 
 
 @dataclass(frozen=True)
+class WorkerNote(JsonRecord):
+    """``workers/<worker-id>.json``: a worker waiting for its run window (``status`` shows it)."""
+
+    worker_id: str
+    waiting_since: datetime
+    opens_at: datetime
+    windows: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SweepCursor(JsonRecord):
     """``monitor/sweep.json``: the consistency sweep has covered the hash space up to
     ``after`` (empty: the next sweep starts from the beginning)."""
