@@ -31,12 +31,19 @@ def _worker(
     llm_key_env: str,
     ocr_endpoint: str | None,
     ocr_model: str | None,
+    asr_endpoint: str | None,
+    asr_model: str | None,
     monitor_every: float,
     grace: float,
     run_window: tuple[str, ...],
 ) -> WorkerSettings:
     if bool(llm_url) != bool(llm_model):
         raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
+    if bool(asr_endpoint) != bool(asr_model):
+        raise click.UsageError("--asr-endpoint and --asr-model go together: give both or neither.")
+    speech = None
+    if asr_endpoint and asr_model:
+        speech = LlmSettings(url=asr_endpoint, model=asr_model, api_key_env=llm_key_env)
     if bool(ocr_endpoint) != bool(ocr_model):
         raise click.UsageError("--ocr-endpoint and --ocr-model go together: give both or neither.")
     try:
@@ -61,6 +68,7 @@ def _worker(
             ocr_language=ocr_language,
             llm=llm,
             ocr_endpoint=vision,
+            asr_endpoint=speech,
         ),
         limits=SandboxLimits(
             timeout=job_timeout,
@@ -175,6 +183,16 @@ worker_options = option_group(
         "--ocr-model",
         envvar="BUCKETDIGEST_OCR_MODEL",
         help="Model name sent to --ocr-endpoint.",
+    ),
+    click.option(
+        "--asr-endpoint",
+        envvar="BUCKETDIGEST_ASR_ENDPOINT",
+        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a speech "
+        "recogniser (a Whisper server) for audio and video; pocketsphinx (offline, US English) "
+        "otherwise and for what it fails on. Its key: --llm-key-env.",
+    ),
+    click.option(
+        "--asr-model", envvar="BUCKETDIGEST_ASR_MODEL", help="Model name sent to --asr-endpoint."
     ),
     click.option(
         "--monitor-every",

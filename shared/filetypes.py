@@ -25,6 +25,10 @@ class FileKind(StrEnum):
     """Handwritten notebooks (Supernote): pages rendered, then OCR'd."""
     LINK = "link"
     """Internet shortcuts (.url, .webloc): the page they point to is fetched."""
+    AUDIO = "audio"
+    """Sound files: their speech, transcribed with timestamps."""
+    VIDEO = "video"
+    """Video files: the speech of their sound track."""
 
 
 _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
@@ -58,6 +62,18 @@ _MIME_BY_EXT: dict[str, tuple[FileKind, str]] = {
     "jpeg": (FileKind.IMAGE, "image/jpeg"),
     "tif": (FileKind.IMAGE, "image/tiff"),
     "tiff": (FileKind.IMAGE, "image/tiff"),
+    "wav": (FileKind.AUDIO, "audio/wav"),
+    "mp3": (FileKind.AUDIO, "audio/mpeg"),
+    "m4a": (FileKind.AUDIO, "audio/mp4"),
+    "ogg": (FileKind.AUDIO, "audio/ogg"),
+    "oga": (FileKind.AUDIO, "audio/ogg"),
+    "opus": (FileKind.AUDIO, "audio/opus"),
+    "flac": (FileKind.AUDIO, "audio/flac"),
+    "mp4": (FileKind.VIDEO, "video/mp4"),
+    "m4v": (FileKind.VIDEO, "video/mp4"),
+    "mkv": (FileKind.VIDEO, "video/x-matroska"),
+    "webm": (FileKind.VIDEO, "video/webm"),
+    "mov": (FileKind.VIDEO, "video/quicktime"),
 }
 
 EXTENSION_GROUPS: dict[str, frozenset[str]] = {
@@ -70,6 +86,8 @@ EXTENSION_GROUPS: dict[str, frozenset[str]] = {
         ("office", FileKind.OFFICE),
         ("notebooks", FileKind.NOTEBOOK),
         ("links", FileKind.LINK),
+        ("audio", FileKind.AUDIO),
+        ("video", FileKind.VIDEO),
     )
 }
 """Names ``bucketdigest ingest --ext`` accepts for a whole family of extensions."""

@@ -37,6 +37,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Serving",
         "A million documents",
         "Revisions",
+        "Speech",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

@@ -53,6 +53,9 @@ class DigestSettings:
     """The thumbnail's longer side."""
     llm: LlmSettings | None = None
     ocr_endpoint: LlmSettings | None = None
+    asr_endpoint: LlmSettings | None = None
+    """An OpenAI-compatible transcription server (``/v1/audio/transcriptions``, a Whisper
+    server) for speech; pocketsphinx when None, and for what it fails on."""
     """A vision model that reads pages without a text layer instead of Tesseract (which
     stays the fallback for a page the endpoint fails on)."""
 

@@ -39,6 +39,7 @@ from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
 from bucketdigest.worker.digesters.doc_to_markdown import count_pages
+from bucketdigest.worker.digesters.doc_to_markdown.speech import sound_units
 from bucketdigest.worker.isolation import call_isolating_pages
 from bucketdigest.worker.job_context import JobContext, fenced
 from bucketdigest.worker.job_end import fail, hand_back
@@ -98,6 +99,8 @@ def _digest_and_upload(
     pages = 1
     if kind.kind is FileKind.DOCUMENT:  # every digester's time limit grows with the pages
         pages = max(1, ctx.sandbox.call(count_pages, source, ticket.ext, timeout=COUNT_SECONDS))
+    elif kind.kind in (FileKind.AUDIO, FileKind.VIDEO):  # and with the length of the sound
+        pages = ctx.sandbox.call(sound_units, source, timeout=COUNT_SECONDS)
     tree = workdir / "tree"
     tree.mkdir()
     records = plan(CHAIN, kind, ctx.store.now(), progress.load(tree, previous_zip, ctx.store.now))

@@ -24,6 +24,7 @@ import revisions
 import scale
 import searching
 import serving
+import speech
 import throughput
 from common import ROOT, machine
 
@@ -40,6 +41,7 @@ SECTIONS = (
     "serve",
     "scale",
     "revisions",
+    "speech",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -94,6 +96,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Serving: the HTTP API and the web pages", serving.run(args.quick))
     if "revisions" in wanted:
         add("Revisions: a new revision against from scratch", revisions.run(args.quick))
+    if "speech" in wanted:
+        add("Speech: word error rate of the offline recogniser", speech.run(args.quick))
     if "scale" in wanted:
         add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
     return out

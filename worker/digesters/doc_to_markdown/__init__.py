@@ -51,6 +51,8 @@ class DocToMarkdown(Digester):
             FileKind.OFFICE: self._office,
             FileKind.NOTEBOOK: self._notebook,
             FileKind.LINK: self._link,
+            FileKind.AUDIO: self._speech,
+            FileKind.VIDEO: self._speech,
         }[ctx.file.kind]
         return {"markdown": convert(ctx)}
 
@@ -96,6 +98,26 @@ class DocToMarkdown(Digester):
         content = {"pages": 1, "metadata": {"url": url}, "converter": {"name": "link"}}
         content["problems"] = problems
         return Produced({page_member(1): f"<{url}>\n".encode()}, content)
+
+    def _speech(self, ctx: DigestContext) -> Produced:
+        """The transcript, a page per five minutes of sound (:mod:`.speech`)."""
+        import os
+
+        from bucketdigest.worker.digesters.doc_to_markdown.speech import transcribe
+
+        server = ctx.settings.asr_endpoint
+        endpoint = None
+        if server is not None:
+            endpoint = (server.url, server.model, os.environ.get(server.api_key_env))
+        pages, about = transcribe(ctx.source, endpoint)
+        files = {page_member(n): page.encode() for n, page in enumerate(pages, start=1)}
+        content = {
+            "pages": len(pages),
+            "metadata": {"duration_seconds": about["seconds"]},
+            "converter": {"name": about["recogniser"]},
+            "problems": about["problems"],
+        }
+        return Produced(files, content)
 
     def _notebook(self, ctx: DigestContext) -> Produced:
         """Each page's image; its text is page-ocr's (handwriting reads poorly with
