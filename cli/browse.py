@@ -16,12 +16,10 @@ from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import (
     store_options,
 )
-from bucketdigest.monitor.status import collect_status, watch_status
 from bucketdigest.runner.listing import get_result, list_files
-from bucketdigest.search.index import IndexStats, SearchIndex
-from bucketdigest.search.location import IndexLocation, index_location
+from bucketdigest.runner.overview import overview
+from bucketdigest.runner.overview import watch as watch_overview
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.errors import SearchIndexError
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.worker.digesters import describe_chain
 
@@ -76,27 +74,18 @@ def status(store: StoreSettings, as_json: bool, watch: bool, every: float) -> No
     if as_json and watch:
         raise click.UsageError("--json and --watch do not go together")
     target = open_store(store, self_test=False)
-    location = index_location(store)
     if as_json:
-        result = collect_status(target)
-        click.echo(json.dumps(render.status_json(result, _index_stats(location)), indent=2))
+        click.echo(json.dumps(overview(target, store).to_dict(), indent=2))
         return
     out = Console(soft_wrap=True)
     if not watch:
-        out.print(render.status_view(collect_status(target), _index_stats(location)))
+        out.print(render.status_view(overview(target, store)))
         return
     stop = threading.Event()  # Ctrl-C ends the watch after the refresh in hand
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     with Live(console=out, auto_refresh=False) as live:
-        for result in watch_status(target, every, stop):
-            live.update(render.status_view(result, _index_stats(location)), refresh=True)
-
-
-def _index_stats(location: IndexLocation) -> IndexStats | SearchIndexError | None:
-    try:
-        return SearchIndex.describe(location)
-    except SearchIndexError as exc:
-        return exc
+        for current in watch_overview(target, store, every, stop):
+            live.update(render.status_view(current), refresh=True)
 
 
 @cli.command(name="ls")

@@ -23,8 +23,9 @@ from rich.text import Text
 from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.loop import MonitorPass
-from bucketdigest.monitor.status import Status, describe_time_left
+from bucketdigest.monitor.status import describe_time_left
 from bucketdigest.runner.local import RunReport
+from bucketdigest.runner.overview import Overview
 from bucketdigest.search.index import IndexStats
 from bucketdigest.search.indexer import IndexReport
 from bucketdigest.search.query import Hit
@@ -39,14 +40,6 @@ def ingest_json(report: IngestReport) -> dict[str, Any]:
         "run": json.loads(report.run.to_json()),
         "files": [asdict(f) for f in report.files],
     }
-
-
-def status_json(status: Status, index: IndexStats | Exception | None) -> dict[str, Any]:
-    if isinstance(index, Exception):
-        described: dict[str, Any] | None = {"error": str(index)}
-    else:
-        described = index.to_dict() if index else None
-    return {**status.to_dict(), "index": described}
 
 
 def catalog_json(entry: CatalogEntry) -> dict[str, Any]:
@@ -139,9 +132,10 @@ def ingest_summary(console: Console, run: IngestRun) -> None:
         console.print(f"[red]error[/red] {error.path}: {error.reason}")
 
 
-def status_view(status: Status, index: IndexStats | Exception | None) -> Group:
+def status_view(seen: Overview) -> Group:
     """Counts, rate and ETA, recent failures, latest runs and the index, as one renderable
     (printed once by ``status``, refreshed in place by ``status --watch``)."""
+    status, index = seen.status, seen.index
     parts: list[RenderableType] = []
     as_of = f" at {status.as_of:%H:%M:%S} UTC" if status.as_of else ""
     counts = Table(title=f"Documents by state{as_of}")

@@ -4,8 +4,6 @@ runs. Read-only."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -155,14 +153,3 @@ def _waiting_workers(store: Store) -> list[WorkerNote]:
         except (NotFound, CorruptRecord):
             continue  # gone meanwhile, or not ours
     return sorted(notes, key=lambda note: note.opens_at)
-
-
-def watch_status(
-    store: Store, every: float, stop: threading.Event | None = None
-) -> Iterator[Status]:
-    """A fresh status now and every ``every`` seconds until ``stop`` is set."""
-    stop = stop or threading.Event()
-    while True:
-        yield collect_status(store)
-        if stop.wait(every):
-            return

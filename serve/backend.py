@@ -7,14 +7,13 @@ from __future__ import annotations
 import hmac
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bucketdigest.ingestor.ingest import default_cache_dir
-from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.runner.overview import overview
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings, open_cache
-from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Hit, Searcher, SearchRequest
 from bucketdigest.serve import privacy
@@ -136,17 +135,10 @@ class Backend:
         with self._lock:
             if self._status and self._fresh(self._status[1]):
                 return self._status[0]
-        status: Status = collect_status(self.store)
+        seen = overview(self.store, self.settings.store)
         if not self.settings.show_locations:
-            status = privacy.public_status(status)
-        try:
-            stats = SearchIndex.describe(index_location(self.settings.store))
-            index: dict[str, Any] | None = stats.to_dict() if stats else None
-        except SearchIndexError as exc:
-            index = {"error": self._told(str(exc))}
-        if index and "documents" in index:
-            index["behind"] = max(0, status.counts["done"] - index["documents"])
-        data = {**status.to_dict(), "index": index}
+            seen = replace(seen, status=privacy.public_status(seen.status))
+        data = seen.to_dict(self._told)
         with self._lock:
             self._status = (data, time.monotonic())
         return data
