@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from bucketdigest.shared.errors import (
     ChainIncomplete,
@@ -32,8 +33,20 @@ log = logging.getLogger(__name__)
 RESERVED_MEMBERS = frozenset({DOCUMENT, INFO, DIGESTS})
 """Zip members the packager writes itself; no digester may produce them."""
 
-Execute = Callable[[Digester, DigestContext], dict[str, Produced]]
-Persist = Callable[[Digester, dict[str, OutputRecord], dict[str, bytes]], None]
+
+class ChainHooks(Protocol):
+    """What the chain asks of whoever runs it (a job: :mod:`bucketdigest.worker.job_hooks`)."""
+
+    def execute(self, digester: Digester, ctx: DigestContext) -> dict[str, Produced]:
+        """Run ``digester``; raises Interrupted to stop the chain."""
+        ...
+
+    def persist(
+        self, done: Digester, records: dict[str, OutputRecord], files: dict[str, bytes]
+    ) -> None:
+        """``done`` ended (``records`` as they are now, ``files`` its artifacts): save progress
+        if it is due."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -87,12 +100,11 @@ def run_chain(
     plan: ChainPlan,
     records: dict[str, OutputRecord],
     ctx: DigestContext,
-    execute: Execute,
-    persist: Persist,
+    hooks: ChainHooks,
     now: Callable[[], datetime],
 ) -> dict[str, OutputRecord]:
     """Run every runnable digester once; returns the records as they end. Raises Interrupted
-    (the interrupted output restored as it was) when ``execute`` is interrupted."""
+    (the interrupted output restored as it was) when ``hooks.execute`` is interrupted."""
     records = dict(records)
     producers = {o: d.name for d in plan.chain for o in d.outputs}
     for digester in plan.chain:
@@ -115,7 +127,7 @@ def run_chain(
             scratch = ctx.scratch / digester.name
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir(parents=True)
-            produced = execute(digester, replace(ctx, scratch=scratch))
+            produced = hooks.execute(digester, replace(ctx, scratch=scratch))
             _check_produced(digester, produced, taken)
         except Interrupted:
             records.update(before)
@@ -136,7 +148,7 @@ def run_chain(
         _write_tree(ctx.tree, files)
         if changed:
             _reset_dependants(plan, digester, records, ctx.tree, now())
-        persist(digester, records, files)
+        hooks.persist(digester, records, files)
     return records
 
 

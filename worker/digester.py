@@ -112,6 +112,13 @@ class Digester(ABC):
     """Outputs of earlier digesters this one reads; each must be completed before it runs."""
     kinds: ClassVar[frozenset[FileKind]]
     """The file kinds it applies to."""
+    preload: ClassVar[tuple[str, ...]] = ()
+    """Modules the digester child imports as it starts (heavy libraries, loaded once)."""
+
+    def size(self, source: Path, file: FileType) -> int:
+        """How big the document is for every digester's time limit, in pages (the digester of
+        the primary output is asked; run in the digester child)."""
+        return 1
 
     def applies_to(self, file: FileType) -> bool:
         return file.kind in self.kinds

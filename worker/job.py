@@ -15,7 +15,6 @@ backoff, the records kept in a checkpoint so only what failed runs again. Every 
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 import time
 import traceback
@@ -29,20 +28,18 @@ from bucketdigest.shared.errors import (
     NotFound,
     PermanentDigestError,
 )
-from bucketdigest.shared.filetypes import FileKind, FileType, UnsupportedFileType, file_type
+from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.store import ObjectInfo
-from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
+from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
-from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS
-from bucketdigest.worker.digesters.doc_to_markdown import count_pages
-from bucketdigest.worker.digesters.doc_to_markdown.speech import sound_units
-from bucketdigest.worker.isolation import call_isolating_pages
-from bucketdigest.worker.job_context import JobContext, fenced
+from bucketdigest.worker.digester import DigestContext
+from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS, primary_digester
+from bucketdigest.worker.job_context import JobContext
 from bucketdigest.worker.job_end import fail, hand_back
+from bucketdigest.worker.job_hooks import JobHooks
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.outcome import JobResult, Outcome
 from bucketdigest.worker.output_state import plan
@@ -96,50 +93,15 @@ def _digest_and_upload(
         ctx.store.download(keys.out_key(ticket.digest), previous_zip)
     predecessor = download_predecessor(ctx.store, ticket, workdir)
     seconds["download"] = time.perf_counter() - started
-    pages = 1
-    if kind.kind is FileKind.DOCUMENT:  # every digester's time limit grows with the pages
-        pages = max(1, ctx.sandbox.call(count_pages, source, ticket.ext, timeout=COUNT_SECONDS))
-    elif kind.kind in (FileKind.AUDIO, FileKind.VIDEO):  # and with the length of the sound
-        pages = ctx.sandbox.call(sound_units, source, timeout=COUNT_SECONDS)
+    # every digester's time limit grows with the document's size (pages, minutes of sound)
+    size = primary_digester().size
+    pages = max(1, ctx.sandbox.call(size, source, kind, timeout=COUNT_SECONDS))
     tree = workdir / "tree"
     tree.mkdir()
     records = plan(CHAIN, kind, ctx.store.now(), progress.load(tree, previous_zip, ctx.store.now))
 
-    partial = tree / PARTIAL_DIR
-    latest = [_records(ticket.digest, kind, records)]
-
-    def poll() -> str | None:
-        """Asked several times a second while a digester runs: stop, or save its finished
-        parts (a long document's Markdown, range by range) when a checkpoint is due."""
-        reason = _interrupt_reason(lease, ctx)
-        due = reason is None and progress.partial_due(partial)
-        if due and not fenced(lease, lambda: progress.save(latest[0])):
-            return "lease lost"
-        return reason
-
-    def execute(digester: Digester, dctx: DigestContext) -> dict[str, Produced]:
-        began = time.perf_counter()
-        try:
-            return call_isolating_pages(
-                lambda: ctx.sandbox.call(
-                    run_digester, digester.name, dctx, interrupt=poll, pages=pages
-                ),
-                partial / digester.name,
-            )
-        except (DigestError, Interrupted):
-            progress.note_partial(partial, latest[0])
-            raise
-        finally:
-            seconds[digester.name] = time.perf_counter() - began
-            ctx.on_digester(digester.name, seconds[digester.name])
-
-    def persist(done: Digester, now: dict[str, OutputRecord], files: dict[str, bytes]) -> None:
-        shutil.rmtree(partial / done.name, ignore_errors=True)  # its parts are in its output
-        latest[0] = _records(ticket.digest, kind, now)
-        due = progress.completed(latest[0], files)
-        if due and not fenced(lease, progress.save):
-            raise Interrupted("lease lost")
-
+    hooks = JobHooks(lease, ctx, progress, tree / PARTIAL_DIR, pages, seconds)
+    hooks.latest = _records(ticket.digest, kind, records)
     dctx = DigestContext(
         ticket.digest,
         source,
@@ -147,11 +109,11 @@ def _digest_and_upload(
         tree,
         workdir / "scratch",
         ctx.digest,
-        partial=partial,
+        partial=hooks.partial,
         predecessor=predecessor,
     )
     chain_plan = ChainPlan(CHAIN, RESETS, ctx.retry.max_attempts)
-    final = run_chain(chain_plan, records, dctx, execute, persist, ctx.store.now)
+    final = run_chain(chain_plan, records, dctx, hooks, ctx.store.now)
     ctx.sandbox.document_done()
     result = _records(ticket.digest, kind, final)
     primary = final[PRIMARY_OUTPUT]

@@ -23,6 +23,7 @@ from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.job import run_job
 from bucketdigest.worker.job_context import JobContext
 from bucketdigest.worker.metrics import WorkerMetrics
@@ -166,7 +167,7 @@ class Worker:
     def run(self) -> WorkerSummary:
         """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
         summary = WorkerSummary(self.worker_id)
-        sandbox = Sandbox(self.settings.limits)
+        sandbox = Sandbox(self.settings.limits, preload=preloads())
         ctx = JobContext(
             store=self.store,
             sandbox=sandbox,

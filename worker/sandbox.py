@@ -10,6 +10,7 @@ digester loads (the embedding model) stay loaded in the child from one document 
 
 from __future__ import annotations
 
+import importlib
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -94,25 +95,28 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _child_main(conn: Connection, max_memory: int | None, log_setup: LogSetup) -> None:
+def _child_main(
+    conn: Connection, max_memory: int | None, preload: tuple[str, ...], log_setup: LogSetup
+) -> None:
     """Loop in the child: receive (function, args), answer ("ok", result) or an error.
-    If PyMuPDF cannot even be loaded (a memory cap too small for it), every call gets that
-    error as its answer. A closed pipe ends the loop silently. It logs as its worker does."""
+    If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
+    call gets that error as its answer. A closed pipe ends the loop silently. It logs as its
+    worker does."""
     _exit_with_parent()
     log_setup.apply()
     try:
-        _serve(conn, max_memory)
+        _serve(conn, max_memory, preload)
     except (EOFError, OSError):
         return
 
 
-def _serve(conn: Connection, max_memory: int | None) -> None:
+def _serve(conn: Connection, max_memory: int | None, preload: tuple[str, ...]) -> None:
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        # PyMuPDF is loaded in this process only
-        import bucketdigest.worker.digesters.doc_to_markdown.engine  # noqa: F401
+        for module in preload:  # heavy libraries (PyMuPDF) load in this process only
+            importlib.import_module(module)
     except Exception as exc:
         unusable = _failure(exc, max_memory)
     else:
@@ -136,14 +140,17 @@ def _serve(conn: Connection, max_memory: int | None) -> None:
 class Sandbox:
     """Owns one child process and runs digesters in it with limits."""
 
-    def __init__(self, limits: SandboxLimits) -> None:
+    def __init__(self, limits: SandboxLimits, preload: tuple[str, ...] = ()) -> None:
         self.limits = limits
+        self.preload = preload
+        """Modules the child imports when it starts (the digesters' ``preload``)."""
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
         self._jobs = 0
 
     def start(self) -> None:
-        """Start the child now, so its start-up (loading PyMuPDF) overlaps the first claim."""
+        """Start the child now, so its start-up (loading ``preload``) overlaps the first
+        claim."""
         self._start()
 
     def _start(self) -> tuple[BaseProcess, Connection]:
@@ -153,7 +160,7 @@ class Sandbox:
             parent, child = context.Pipe()
             self._process = context.Process(
                 target=_child_main,
-                args=(child, self.limits.max_memory, LogSetup.current()),
+                args=(child, self.limits.max_memory, self.preload, LogSetup.current()),
                 name="bucketdigest-digester",
                 daemon=True,
             )

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
@@ -89,8 +91,23 @@ class Calls:
         return digester.run(ctx)
 
 
+@dataclass
+class Hooks:
+    """The chain's hooks from two functions."""
+
+    run: Callable[[Digester, DigestContext], dict[str, Produced]]
+    save: Callable[..., None] = lambda *a: None
+
+    def execute(self, digester: Digester, ctx: DigestContext) -> dict[str, Produced]:
+        return self.run(digester, ctx)
+
+    def persist(self, *args: object) -> None:
+        self.save(*args)
+
+
 def _run(records: dict[str, OutputRecord], ctx: DigestContext, calls: Calls, persist=None):
-    return run_chain(TOY_PLAN, records, ctx, calls, persist or (lambda *a: None), lambda: NOW)
+    hooks = Hooks(calls, persist or (lambda *a: None))
+    return run_chain(TOY_PLAN, records, ctx, hooks, lambda: NOW)
 
 
 def test_the_registered_chain_is_valid_and_in_the_documented_order() -> None:
@@ -222,8 +239,7 @@ def test_a_job_that_crashes_between_two_digesters_resumes_after_the_first(
             TOY_PLAN,
             plan(TOY, kind, NOW),
             _ctx(tmp_path / "first"),
-            crash_on_imager,
-            persist,
+            Hooks(crash_on_imager, persist),
             lambda: NOW,
         )
     assert store.head(keys.work_checkpoint_key(DIGEST, 1)) is not None

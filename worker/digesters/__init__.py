@@ -90,6 +90,16 @@ def validate_chain(
                 raise ChainError(f"{source} resets {target}, which does not run after it")
 
 
+def primary_digester(chain: Sequence[Digester] = CHAIN) -> Digester:
+    """The digester of :data:`PRIMARY_OUTPUT`."""
+    return next(d for d in chain if PRIMARY_OUTPUT in d.outputs)
+
+
+def preloads(chain: Sequence[Digester] = CHAIN) -> tuple[str, ...]:
+    """Every module the digesters of ``chain`` want loaded once in the digester child."""
+    return tuple(dict.fromkeys(module for d in chain for module in d.preload))
+
+
 def digester_named(name: str, chain: Sequence[Digester] = CHAIN) -> Digester:
     """The digester called ``name``; KeyError naming the known ones otherwise."""
     for digester in chain:

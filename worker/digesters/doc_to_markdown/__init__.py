@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from bucketdigest.shared.errors import PermanentDigestError
-from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.filetypes import FileKind, FileType
 from bucketdigest.shared.result import IMAGES_DIR, PAGE_INDEX, page_member
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import open_predecessor, page_index_json
@@ -22,13 +22,6 @@ def _decode(data: bytes) -> tuple[str, list[str]]:
         return data.decode("cp1252", errors="replace"), ["not UTF-8; read as Windows-1252"]
 
 
-def count_pages(source: Path, ext: str) -> int:
-    """Entry point in the digester child: how many pages the document has (0: unknown)."""
-    from bucketdigest.worker.digesters.doc_to_markdown.engine import page_count
-
-    return page_count(source, ext)
-
-
 class DocToMarkdown(Digester):
     name = "doc-to-markdown"
     label = "Markdown"
@@ -41,6 +34,20 @@ class DocToMarkdown(Digester):
     version = "1"
     outputs = ("markdown",)
     kinds = frozenset(FileKind)
+    preload = ("bucketdigest.worker.digesters.doc_to_markdown.engine",)
+
+    def size(self, source: Path, file: FileType) -> int:
+        """A document's pages; a recording's ten-second stretches (recognition runs at about a
+        third of real time); 1 for anything else."""
+        if file.kind is FileKind.DOCUMENT:
+            from bucketdigest.worker.digesters.doc_to_markdown.engine import page_count
+
+            return page_count(source, file.ext)
+        if file.kind in (FileKind.AUDIO, FileKind.VIDEO):
+            from bucketdigest.worker.digesters.doc_to_markdown.speech import sound_units
+
+            return sound_units(source)
+        return 1
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         convert = {
