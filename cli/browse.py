@@ -16,7 +16,7 @@ from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import (
     store_options,
 )
-from bucketdigest.runner.listing import get_result, list_files
+from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.overview import overview
 from bucketdigest.runner.overview import watch as watch_overview
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -105,7 +105,7 @@ def ls_command(
 
     Example: bucketdigest ls --source rulebooks.git
     """
-    entries = list_files(store, source, all_revisions=all_revisions)
+    entries = Bucket(store).files(source, all_revisions=all_revisions)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(render.catalog_json(entry)))
@@ -129,7 +129,7 @@ def get(path_or_hash: str, store: StoreSettings, output: Path) -> None:
 
     Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
     """
-    digest, members = get_result(store, path_or_hash, output)
+    digest, members = Bucket(store).get(path_or_hash, output)
     click.echo(f"{digest}: {len(members)} files in {output}")
 
 

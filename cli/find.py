@@ -11,9 +11,10 @@ from rich.console import Console
 from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
 from bucketdigest.cli.options import index_cache_options, store_options
+from bucketdigest.runner.bucket import Bucket
 from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Level, Mode, SearchRequest, search
+from bucketdigest.search.query import Level, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import InvalidQuery
 
@@ -91,7 +92,7 @@ def search_command(
         tag=tag,
     )
     try:
-        hits = search(store, request, index_cache)
+        hits = Bucket(store, index_cache=index_cache).search_request(request)
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:

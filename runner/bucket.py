@@ -27,8 +27,9 @@ from typing import Any
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.status import Status, collect_status
-from bucketdigest.runner.listing import find_digest, list_files
-from bucketdigest.search.cache import IndexCacheSettings, open_cache
+from bucketdigest.runner.listing import find_digest, get_result, list_files
+from bucketdigest.runner.overview import Overview, overview
+from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.indexer import IndexReport, index_bucket
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.query import Hit, Level, Mode, Searcher, SearchRequest
@@ -51,6 +52,7 @@ class Bucket:
         region: str | None = None,
         path_style: bool = False,
         index_cache: IndexCacheSettings | None = None,
+        check_writes: bool = True,
     ) -> None:
         if isinstance(url, StoreSettings):
             self.settings = url
@@ -59,6 +61,9 @@ class Bucket:
                 bucket=str(url), endpoint_url=endpoint_url, region=region, path_style=path_style
             )
         self.index_cache = index_cache or IndexCacheSettings()
+        self.check_writes = check_writes
+        """Check the store's conditional writes when it is first used (False for readers,
+        whose keys may not write)."""
 
     def __repr__(self) -> str:
         return f"Bucket({self.settings.bucket!r})"
@@ -66,7 +71,7 @@ class Bucket:
     @cached_property
     def store(self) -> Store:
         """The store, opened (and its conditional writes checked) on first use."""
-        return open_store(self.settings)
+        return open_store(self.settings, self_test=self.check_writes)
 
     @property
     def index_location(self) -> IndexLocation:
@@ -96,10 +101,19 @@ class Bucket:
         """Bring the search index up to date with the results (or build it anew)."""
         return index_bucket(self.store, self.settings, rebuild=rebuild)
 
+    @cached_property
+    def index_copy(self) -> IndexCache | None:
+        """The local copy of an S3 bucket's index (None: a local bucket, or copies off)."""
+        return open_cache(self.settings, self.index_cache)
+
     def searcher(self) -> Searcher:
         """A searcher kept by the caller for many queries (reads the index's local copy for an
-        S3 bucket)."""
-        return Searcher.open(self.settings, open_cache(self.settings, self.index_cache))
+        S3 bucket, brought up to date first)."""
+        return Searcher.open(self.settings, self.index_copy)
+
+    def search_request(self, request: SearchRequest) -> list[Hit]:
+        """Answer a search request built by the caller (``bucketdigest search``)."""
+        return self.searcher().search(request)
 
     def search(
         self,
@@ -120,6 +134,10 @@ class Bucket:
         """Counts per state, the last hour's rate, recent failures and ingest runs."""
         return collect_status(self.store)
 
+    def overview(self) -> Overview:
+        """The status with the search index's size and how far it is behind."""
+        return overview(self.store, self.settings)
+
     def files(
         self, source: str | None = None, *, all_revisions: bool = False
     ) -> list[CatalogEntry]:
@@ -129,6 +147,10 @@ class Bucket:
     def find(self, path_or_hash: str) -> str:
         """The hash of the document at an ingested path (exact, or a unique suffix)."""
         return find_digest(self.settings, path_or_hash)
+
+    def get(self, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
+        """Unpack a done document's result into ``dest``; its hash and the members written."""
+        return get_result(self.settings, path_or_hash, dest)
 
     def result(self, path_or_hash: str) -> ResultZip:
         """A done document's result zip, by ingested path or hash (NotFound if not done)."""

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bucketdigest.ingestor.ingest import default_cache_dir
-from bucketdigest.runner.overview import overview
+from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
-from bucketdigest.search.cache import IndexCacheSettings, open_cache
+from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Hit, Searcher, SearchRequest
 from bucketdigest.serve import privacy
@@ -25,7 +25,7 @@ from bucketdigest.serve.documents import (
 )
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
-from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.worker.digesters import CHAIN, digester_named
@@ -90,9 +90,9 @@ class ServeSettings:
 class Backend:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
-        self.store = open_store(settings.store, self_test=False)
+        self.bucket = Bucket(settings.store, index_cache=settings.index_cache, check_writes=False)
+        self.store = self.bucket.store
         self.cache = ResultCache(self.store, settings.cache)
-        self.index_cache = open_cache(settings.store, settings.index_cache)
         self._searcher: tuple[Searcher, float] | None = None
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
@@ -109,7 +109,7 @@ class Backend:
             if self._searcher and self._fresh(self._searcher[1]):
                 return self._searcher[0]
         try:
-            searcher = Searcher.open(self.settings.store, self.index_cache)
+            searcher = self.bucket.searcher()
         except SearchIndexError as exc:
             raise type(exc)(self._told(str(exc))) from exc
         with self._lock:
@@ -135,7 +135,7 @@ class Backend:
         with self._lock:
             if self._status and self._fresh(self._status[1]):
                 return self._status[0]
-        seen = overview(self.store, self.settings.store)
+        seen = self.bucket.overview()
         if not self.settings.show_locations:
             seen = replace(seen, status=privacy.public_status(seen.status))
         data = seen.to_dict(self._told)
