@@ -105,7 +105,7 @@ def ls_command(
 
     Example: bucketdigest ls --source rulebooks.git
     """
-    entries = Bucket(store).files(source, all_revisions=all_revisions)
+    entries = Bucket(store, check_writes=False).files(source, all_revisions=all_revisions)
     if as_json:
         for entry in entries:
             click.echo(json.dumps(render.catalog_json(entry)))
@@ -129,7 +129,7 @@ def get(path_or_hash: str, store: StoreSettings, output: Path) -> None:
 
     Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
     """
-    digest, members = Bucket(store).get(path_or_hash, output)
+    digest, members = Bucket(store, check_writes=False).get(path_or_hash, output)
     click.echo(f"{digest}: {len(members)} files in {output}")
 
 

@@ -92,7 +92,7 @@ def search_command(
         tag=tag,
     )
     try:
-        hits = Bucket(store, index_cache=index_cache).search_request(request)
+        hits = Bucket(store, index_cache=index_cache, check_writes=False).search_request(request)
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:

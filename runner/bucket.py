@@ -142,15 +142,15 @@ class Bucket:
         self, source: str | None = None, *, all_revisions: bool = False
     ) -> list[CatalogEntry]:
         """Every ingested (source, path) with its document and state."""
-        return list_files(self.settings, source, all_revisions=all_revisions)
+        return list_files(self.settings, source, all_revisions=all_revisions, store=self.store)
 
     def find(self, path_or_hash: str) -> str:
         """The hash of the document at an ingested path (exact, or a unique suffix)."""
-        return find_digest(self.settings, path_or_hash)
+        return find_digest(self.settings, path_or_hash, self.store)
 
     def get(self, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
         """Unpack a done document's result into ``dest``; its hash and the members written."""
-        return get_result(self.settings, path_or_hash, dest)
+        return get_result(self.settings, path_or_hash, dest, self.store)
 
     def result(self, path_or_hash: str) -> ResultZip:
         """A done document's result zip, by ingested path or hash (NotFound if not done)."""

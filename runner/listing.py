@@ -19,17 +19,22 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import SearchIndexError
 from bucketdigest.shared.manifests import read_manifests
+from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
 
 
 def list_files(
-    settings: StoreSettings, source: str | None = None, *, all_revisions: bool = False
+    settings: StoreSettings,
+    source: str | None = None,
+    *,
+    all_revisions: bool = False,
+    store: Store | None = None,
 ) -> list[CatalogEntry]:
     """Every ingested (source, path) with its document and state (``bucketdigest ls``): what
     the paths hold now, or with ``all_revisions`` also what they held before and what has
-    left its source, each marked so."""
-    store = open_store(settings, self_test=False)
+    left its source, each marked so. ``store``: the bucket ``settings`` names, if open."""
+    store = store or open_store(settings, self_test=False)
     try:
         indexed = indexed_locations(settings, source)
     except SearchIndexError as exc:
@@ -42,17 +47,20 @@ def list_files(
     return [entry for entry in entries if entry.revision is Revision.CURRENT]
 
 
-def find_digest(settings: StoreSettings, path_or_hash: str) -> str:
+def find_digest(settings: StoreSettings, path_or_hash: str, store: Store | None = None) -> str:
     """The document named by a hash, or by an ingested path (exact, or a unique suffix)."""
     try:
         return keys.check_hash(path_or_hash)
     except ValueError:
-        store = open_store(settings, self_test=False)
-        return resolve(store, path_or_hash, list_files(settings))
+        store = store or open_store(settings, self_test=False)
+        return resolve(store, path_or_hash, list_files(settings, store=store))
 
 
-def get_result(settings: StoreSettings, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
+def get_result(
+    settings: StoreSettings, path_or_hash: str, dest: Path, store: Store | None = None
+) -> tuple[str, list[str]]:
     """Find a document by hash or ingested path and unpack its result into ``dest``; returns
-    its digest and the members written (``bucketdigest get``)."""
-    digest = find_digest(settings, path_or_hash)
-    return digest, fetch_result(open_store(settings, self_test=False), digest, dest)
+    its digest and the members written (``bucketdigest get``). The store is opened once."""
+    store = store or open_store(settings, self_test=False)
+    digest = find_digest(settings, path_or_hash, store)
+    return digest, fetch_result(store, digest, dest)
