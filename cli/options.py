@@ -76,7 +76,12 @@ workers_option = click.option(
 
 
 def _store(
-    bucket: str, endpoint_url: str | None, region: str | None, path_style: bool
+    bucket: str,
+    endpoint_url: str | None,
+    region: str | None,
+    path_style: bool,
+    claims: str,
+    claim_settle: float,
 ) -> StoreSettings:
     command = click.get_current_context().info_name or ""
     role = ROLE_OF_COMMAND.get(command)
@@ -86,6 +91,8 @@ def _store(
         region=region,
         path_style=path_style,
         role=role.value if role else None,
+        optimistic_claims=claims == "optimistic",
+        claim_settle=claim_settle,
     )
 
 
@@ -110,6 +117,24 @@ store_options = option_group(
         envvar="BUCKETDIGEST_PATH_STYLE",
         default=False,
         help="S3 addressing style; MinIO and Ceph usually need --path-style.",
+    ),
+    click.option(
+        "--claims",
+        type=click.Choice(["conditional", "optimistic"]),
+        default="conditional",
+        show_default=True,
+        envvar="BUCKETDIGEST_CLAIMS",
+        help="optimistic: for stores that ignore If-None-Match/If-Match (older Ceph): claims "
+        "by write-then-read-back; nothing is lost or corrupt, a document may now and then be "
+        "processed twice (docs/protocol.md).",
+    ),
+    click.option(
+        "--claim-settle",
+        type=click.FloatRange(0.05),
+        default=StoreSettings.claim_settle,
+        show_default=True,
+        envvar="BUCKETDIGEST_CLAIM_SETTLE",
+        help="With --claims optimistic: seconds a write waits before reading itself back.",
     ),
 )
 

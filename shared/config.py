@@ -23,6 +23,11 @@ class StoreSettings:
     path_style: bool = False
     role: str | None = None
     """The role the command runs as (``shared/policy.py``), named in access-denied errors."""
+    optimistic_claims: bool = False
+    """The store ignores conditional writes: emulate them by write-then-read-back
+    (``--claims optimistic``, :mod:`bucketdigest.shared.stores.optimistic`)."""
+    claim_settle: float = 1.0
+    """Seconds an optimistic write waits before reading its version back."""
 
 
 def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
@@ -45,6 +50,10 @@ def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
             path_style=settings.path_style,
             role=settings.role,
         )
+        if settings.optimistic_claims:
+            from bucketdigest.shared.stores.optimistic import OptimisticStore
+
+            return OptimisticStore(store, settings.claim_settle)
         if self_test:
             check_conditional_writes(store)
         return store

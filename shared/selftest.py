@@ -24,7 +24,10 @@ def check_conditional_writes(store: Store) -> None:
     """Probe ``store`` with a scratch object; raise ConfigError if conditional writes are not
     enforced, and set ``store.supports_conditional_delete`` from what the store does."""
     key = keys.selftest_key(uuid.uuid4().hex)
-    required = f"{store.url} does not enforce conditional writes, which bucketdigest requires"
+    required = (
+        f"{store.url} does not enforce conditional writes, which bucketdigest requires (a store "
+        "that ignores them can run with --claims optimistic: docs/protocol.md)"
+    )
     etag = store.put_if_absent(key, b"first")
     if etag is None:
         raise ConfigError(f"{required}: a create of a fresh scratch key was refused")

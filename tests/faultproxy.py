@@ -22,8 +22,12 @@ FATES = ("503-before", "409-before", "drop-before", "500-after", "drop-after")
 class FaultProxy:
     """Forwards to ``upstream``; each request fails with probability ``rate``."""
 
-    def __init__(self, upstream: str, rate: float, seed: int = 0) -> None:
+    def __init__(
+        self, upstream: str, rate: float, seed: int = 0, *, ignore_conditions: bool = False
+    ) -> None:
         self.upstream = urlparse(upstream)
+        self.ignore_conditions = ignore_conditions
+        """Drop If-None-Match and If-Match, as stores that ignore conditional writes do."""
         self.rate = rate
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -101,7 +105,10 @@ class FaultProxy:
             self.upstream.hostname, self.upstream.port, timeout=60
         )
         try:
-            sent = {k: v for k, v in headers.items() if k.lower() not in ("connection",)}  # type: ignore[attr-defined]
+            dropped = {"connection"}
+            if self.ignore_conditions:
+                dropped |= {"if-none-match", "if-match"}
+            sent = {k: v for k, v in headers.items() if k.lower() not in dropped}  # type: ignore[attr-defined]
             connection.request(method, path, body=body, headers=sent)
             response = connection.getresponse()
             return response.status, response.getheaders(), response.read()

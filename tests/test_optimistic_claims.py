@@ -1,0 +1,109 @@
+"""``--claims optimistic`` on a store that ignores conditional writes (moto behind a proxy that
+drops If-None-Match and If-Match): refused without the flag; with it, four worker processes,
+one killed mid-run, lose nothing, write only whole results, and process few documents twice."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import boto3
+import pytest
+
+from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.records import DigestRecords, OutputStatus
+from bucketdigest.shared.samples import make_pdf
+from tests.faultproxy import FaultProxy
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+DOCUMENTS = 16
+OPTIMISTIC = ["--claims", "optimistic", "--claim-settle", "0.3"]
+WORK = [
+    "work",
+    "--exit-when-idle",
+    "--converter-mode",
+    "legacy",
+    "--lease-seconds",
+    "6",
+    "--monitor-every",
+    "1",
+    "--log-format",
+    "json",
+]
+
+
+def _done_lines(log: str) -> list[str]:
+    """The digests of the jobs a worker's JSON log says it finished."""
+    done = []
+    for line in log.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if "): done," in str(entry.get("message", "")):
+            done.append(entry["digest"])
+    return done
+
+
+@pytest.mark.slow
+def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
+    moto_endpoint: str, tmp_path: Path
+) -> None:
+    name = f"bd-optimistic-{uuid.uuid4().hex[:8]}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=name)
+    folder = tmp_path / "in"
+    for n in range(DOCUMENTS):
+        make_pdf(folder / f"doc-{n:02d}.pdf", title=f"Document {n}", pages=2, seed=100 + n)
+    with FaultProxy(moto_endpoint, rate=0, ignore_conditions=True) as proxy:
+        target = ["--bucket", f"s3://{name}/data", "--endpoint-url", proxy.url]
+        refused = subprocess.run([*CLI, "ingest", str(folder), *target], capture_output=True)
+        assert refused.returncode != 0
+        assert b"--claims optimistic" in refused.stderr
+        ingest = [*CLI, "ingest", str(folder), *target, *OPTIMISTIC]
+        subprocess.run(ingest, check=True, capture_output=True)
+        workers = [
+            subprocess.Popen(
+                [*CLI, *WORK, *target, *OPTIMISTIC],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        time.sleep(8)
+        workers[0].send_signal(signal.SIGKILL)
+        logs = []
+        for worker in workers:
+            _, errors = worker.communicate(timeout=600)
+            logs.append(errors)
+        time.sleep(7)  # the killed worker's lease expires; a last worker takes its job over
+        last = subprocess.run(
+            [*CLI, *WORK, *target, *OPTIMISTIC], capture_output=True, text=True, timeout=600
+        )
+        assert last.returncode == 0, last.stderr
+        logs.append(last.stderr)
+        store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
+        digests = {info.key.rsplit("/", 1)[-1].split(".")[0] for info in store.list("store/raw/")}
+    assert len(digests) == DOCUMENTS
+    for digest in digests:  # every document whole in store/out/: none lost, none half-written
+        data = store.get(keys.out_key(digest)).data
+        with zipfile.ZipFile(__import__("io").BytesIO(data)) as archive:
+            assert archive.testzip() is None
+            records = DigestRecords.from_json(archive.read("digests.json"))
+            assert records.digest == digest
+            assert all(
+                r.status in (OutputStatus.COMPLETED, OutputStatus.SKIPPED) for r in records.outputs
+            )
+            assert archive.read("document.md")
+    finished = Counter(d for log in logs for d in _done_lines(log))
+    duplicates = sum(n - 1 for n in finished.values())
+    print(f"optimistic claims: {duplicates} duplicate(s) of {DOCUMENTS} documents")
+    assert duplicates <= DOCUMENTS // 4, finished
