@@ -175,3 +175,37 @@ def test_a_transcription_server_reads_the_speech_and_pocketsphinx_stands_in_when
         assert "[00:00] " in result.text(page_member(1))
         assert result.info()["converter"]["name"] == "whisper-1 at " + url
         assert any("pocketsphinx read them" in p for p in result.info()["problems"])
+
+
+def test_a_long_recording_resumes_from_the_pages_an_earlier_attempt_finished(
+    spoken: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bucketdigest.worker.digesters.doc_to_markdown import speech
+
+    monkeypatch.setattr(speech, "PAGE_SECONDS", 20)
+    long = tmp_path / "long.wav"
+    with wave.open(str(spoken)) as source:
+        frames, params = source.readframes(source.getnframes()), source.getparams()
+    with wave.open(str(long), "wb") as out:
+        out.setparams(params)
+        for _ in range(11):  # about a minute: three pages of 20 s
+            out.writeframes(frames)
+    partial = tmp_path / "partial"
+    first, _ = speech.transcribe(long, partial=partial)
+    assert len(first) >= 3
+    assert sorted(p.name for p in partial.iterdir()) == [
+        f"page-{n:04d}.md" for n in range(1, len(first))
+    ], "every page but the last is left for the checkpoint as soon as it is done"
+    (partial / "page-0001.md").write_text("## Transcript [00:00] to [00:20]\n\nkept\n")
+    (partial / f"page-{len(first) - 1:04d}.md").unlink()
+    calls: list[int] = []
+    original = speech.sound_segments
+
+    def counted(source: Path, start: float = 0.0):  # type: ignore[no-untyped-def]
+        calls.append(int(start))
+        return original(source, start)
+
+    monkeypatch.setattr(speech, "sound_segments", counted)
+    again, _ = speech.transcribe(long, partial=partial)
+    assert calls == [20 * (len(first) - 2)], "decoding starts at the first page not kept"
+    assert again[0].endswith("kept\n") and again[1:] == first[1:]

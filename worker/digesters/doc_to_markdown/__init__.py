@@ -116,7 +116,7 @@ class DocToMarkdown(Digester):
         endpoint = None
         if server is not None:
             endpoint = (server.url, server.model, os.environ.get(server.api_key_env))
-        pages, about = transcribe(ctx.source, endpoint)
+        pages, about = transcribe(ctx.source, endpoint, ctx.partial_for(self.name))
         files = {page_member(n): page.encode() for n, page in enumerate(pages, start=1)}
         content = {
             "pages": len(pages),

@@ -63,12 +63,15 @@ def stamp(seconds: float) -> str:
     return f"[{hours}:{minutes:02d}:{secs:02d}]" if hours else f"[{minutes:02d}:{secs:02d}]"
 
 
-def sound_segments(source: Path) -> Iterator[tuple[float, bytes]]:
+def sound_segments(source: Path, start: float = 0.0) -> Iterator[tuple[float, bytes]]:
     """(start second, 16-bit mono PCM at 16 kHz) of each :data:`SEGMENT_SECONDS` of the first
-    sound stream. PermanentDigestError for a file without sound or that cannot be read."""
+    sound stream, from ``start`` on. PermanentDigestError for a file without sound or that
+    cannot be read."""
     import av
 
     size = SEGMENT_SECONDS * RATE * 2
+    skip: int | None = None if start else 0
+    """Bytes of sound before ``start`` still to drop (known once the seek has landed)."""
     try:
         container = av.open(str(source))
     except (av.error.FFmpegError, OSError) as exc:  # type: ignore[attr-defined]
@@ -79,11 +82,20 @@ def sound_segments(source: Path) -> Iterator[tuple[float, bytes]]:
         stream = container.streams.audio[0]
         resampler = av.AudioResampler(format="s16", layout="mono", rate=RATE)
         buffer = bytearray()
-        offset = 0.0
+        offset = start
+        if start:
+            container.seek(int(start * 1_000_000))  # to the key frame at or before it
         try:
             for frame in container.decode(stream):
+                if skip is None:  # the seek landed on a key frame at or before ``start``
+                    landed = frame.time if frame.time is not None else start
+                    skip = max(0, int((start - landed) * RATE)) * 2
                 for out in resampler.resample(frame):
                     buffer += out.to_ndarray().tobytes()
+                if skip:
+                    dropped = min(skip, len(buffer))
+                    del buffer[:dropped]
+                    skip -= dropped
                 while len(buffer) >= size:
                     yield offset, bytes(buffer[:size])
                     del buffer[:size]
@@ -164,35 +176,68 @@ def _wav(pcm: bytes) -> bytes:
     return buffer.getvalue()
 
 
+def _page_text(number: int, lines: list[str], seconds: float) -> str:
+    begin, end = number * PAGE_SECONDS, min(seconds, (number + 1) * PAGE_SECONDS)
+    heading = f"## Transcript {stamp(begin)} to {stamp(end)}"
+    return "\n\n".join([heading, *lines]) + "\n"
+
+
+def _kept_pages(partial: Path | None) -> list[str]:
+    """The pages an earlier attempt finished (``partial/page-NNNN.md``, from the first on)."""
+    kept: list[str] = []
+    while partial is not None and (page := partial / f"page-{len(kept) + 1:04d}.md").is_file():
+        kept.append(page.read_text(encoding="utf-8"))
+    return kept
+
+
+def _keep(partial: Path | None, number: int, text: str) -> None:
+    """Leave a finished page where the job's checkpoint takes it (written whole or not at all)."""
+    if partial is None:
+        return
+    partial.mkdir(parents=True, exist_ok=True)
+    scratch = partial / f".page-{number + 1:04d}.md.partial"
+    scratch.write_text(text, encoding="utf-8")
+    scratch.replace(partial / f"page-{number + 1:04d}.md")
+
+
 def transcribe(
-    source: Path, endpoint: tuple[str, str, str | None] | None = None
+    source: Path,
+    endpoint: tuple[str, str, str | None] | None = None,
+    partial: Path | None = None,
 ) -> tuple[list[str], dict[str, object]]:
     """The transcript's pages and what to record of it (recogniser, seconds, problems).
-    ``endpoint``: (URL, model, API key) of a transcription server."""
+    ``endpoint``: (URL, model, API key) of a transcription server. ``partial``: where each
+    finished page is left for the job's checkpoints; pages an earlier attempt left there are
+    kept, and the sound is decoded from the first page missing (a long recording resumes as a
+    long PDF does)."""
     local = Pocketsphinx()
     recognise: Pocketsphinx | Endpoint = local if endpoint is None else Endpoint(*endpoint, local)
-    pages: list[list[str]] = []
-    seconds = 0.0
-    for start, pcm in sound_segments(source):
-        seconds = start + len(pcm) / (2 * RATE)
+    kept = _kept_pages(partial)
+    pages: list[list[str]] = [[] for _ in kept]
+    seconds = len(kept) * PAGE_SECONDS
+    spoken = any(len(page.split("\n\n")) > 1 for page in kept)
+    for start, pcm in sound_segments(source, start=len(kept) * PAGE_SECONDS):
         number = int(start // PAGE_SECONDS)
         while len(pages) <= number:
+            if len(pages) > len(kept):  # the page before is complete
+                _keep(partial, len(pages) - 1, _page_text(len(pages) - 1, pages[-1], seconds))
             pages.append([])
+        seconds = start + len(pcm) / (2 * RATE)
         text = "" if _silent(pcm) else " ".join(recognise(pcm).split())
         if text:
             pages[number].append(f"{stamp(start)} {text}")
+            spoken = True
     problems = []
-    if not any(pages):
+    if not spoken:
         problems.append("no speech was recognised (silence, music, or another language)")
     if isinstance(recognise, Endpoint) and recognise.failures:
         problems.append(
             f"the transcription server failed on {recognise.failures} segment(s); "
             "pocketsphinx read them"
         )
-    texts = []
-    for number, lines in enumerate(pages or [[]]):
-        begin, end = number * PAGE_SECONDS, min(seconds, (number + 1) * PAGE_SECONDS)
-        heading = f"## Transcript {stamp(begin)} to {stamp(end)}"
-        texts.append("\n\n".join([heading, *lines]) + "\n")
+    texts = [
+        kept[number] if number < len(kept) else _page_text(number, lines, seconds)
+        for number, lines in enumerate(pages or [[]])
+    ]
     about = {"recogniser": recognise.name, "seconds": round(seconds, 1), "problems": problems}
     return texts, about
