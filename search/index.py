@@ -227,7 +227,7 @@ class SearchIndex:
                 table.optimize(cleanup_older_than=timedelta(hours=1))
                 done.append(f"{name}: compacted {fragments} fragments")
             elif stale:
-                table.to_lance().optimize.optimize_indices()
+                table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
                 done.append(f"{name}: {stale} new rows indexed")
         return done
 
