@@ -19,7 +19,7 @@ from typing import Any
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.index import TERMS
-from bucketdigest.search.snippet import Snippet, make_snippet
+from bucketdigest.search.snippet import Snippet, coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
@@ -118,12 +118,14 @@ unrelated passages score about 0 to 0.15): without it every search returns its l
 included. A keyword hit must match the query's words."""
 
 KEYWORD_WEIGHT = 0.6
-"""Hybrid: a hit's score is ``KEYWORD_WEIGHT * bm25 / best bm25 + (1 - KEYWORD_WEIGHT) *
-cosine``, both computed for every candidate of either ranking (a keyword hit's similarity is
-taken from its vector, a semantic hit without the query's words scores 0 for them). On known-item
-queries over the real-world corpus (scripts/bench/ranking.py) this matches keyword search on
-pasted and half-remembered sentences and beats both on a section's topic, where reciprocal-rank
-fusion gave a weak semantic ranking the say of a strong keyword one (R@1 0.54 against 0.82)."""
+"""Hybrid: a hit's score is ``KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * cosine``, both
+computed for every candidate of either ranking (a keyword hit's similarity from its vector; a
+semantic hit without the query's words scores 0 for them). ``words`` is its BM25 over the
+best one, times the square of the share of the query's words it holds: a passage holding the
+whole pasted sentence leads as keyword search leads, while one that shares a single common
+word with a question asked in other words does not outweigh the passage that means it. Measured
+on known-item queries over the real-world corpus and on paraphrases
+(scripts/bench/ranking.py, searching_results.py)."""
 QUERY_VECTORS_KEPT = 256
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
@@ -218,7 +220,7 @@ class Searcher:
         scored: dict[str, tuple[dict, float]] = {}
         for row in keyword:
             similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
-            words = row["_score"] / best
+            words = row["_score"] / best * coverage(request.query, row["text"]) ** 2
             scored[row[key]] = (row, KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * similarity)
         for row in semantic:
             if row[key] not in scored:

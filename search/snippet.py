@@ -82,6 +82,18 @@ def query_stems(query: str) -> set[str]:
     return {stem(w) for w in words}
 
 
+def coverage(query: str, text: str) -> float:
+    """The share of the query's words (stemmed, stop words aside; CJK as character pairs, as
+    the index reads it) that ``text`` holds; 1 for a query without any."""
+    asked = {s for s in query_stems(query) if not CJK_RUN.match(s)}
+    pairs = cjk_pairs(query)
+    if not asked and not pairs:
+        return 1.0
+    held = {stem(w) for w in _WORD.findall(text)}
+    found = len(asked & held) + sum(1 for pair in pairs if pair in text)
+    return found / (len(asked) + len(pairs))
+
+
 def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
     """Where the character pairs of the query's CJK runs occur in ``text``, overlaps merged."""
     pairs = cjk_pairs(query)
