@@ -7,6 +7,7 @@ Store requests are counted by the same wrapper on both."""
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from bucketdigest.search.catalog import indexed_locations
 from bucketdigest.search.index import (
     CHUNKS,
     DOCUMENTS,
+    SCHEMA_VERSION,
     chunk_schema,
     document_schema,
     lance_environment,
@@ -41,7 +43,7 @@ from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.stores.s3 import S3Store
 
-CACHE = Path.home() / ".cache" / "bucketdigest" / "scale"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bucketdigest/scale"
 QUEUED = 1000
 FAILED = 10
 RUNS = 20
@@ -117,7 +119,7 @@ def _build_index(uri: str, count: int) -> None:
 
 def _local_bucket(count: int) -> Path:
     """Built once and kept (three files per document) under ~/.cache."""
-    root = CACHE / f"local-{count}"
+    root = CACHE / f"local-{count}-index{SCHEMA_VERSION}"  # a new index schema: built anew
     if (root / "complete").exists():
         return root
     store = LocalStore(root)
