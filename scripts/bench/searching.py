@@ -142,8 +142,9 @@ def latency(quick: bool) -> str:
         f"Warm `Searcher.search` (query embedding, filters, names and snippets included), "
         f"{len(queries)} queries of 2-4 words per mode, p50 / p95 in ms; synthetic chunks of "
         f"20-40 words drawn from the Python standard library's words (Zipf), random unit "
-        f"vectors, one IVF-PQ index (cosine, nprobes 20) from 50,000 rows on, full-text index "
-        f"always. The filtered column is hybrid with `--type pdf --tag rules`.\n\n"
+        f"vectors, an IVF-SQ vector index (cosine, nprobes 20) from 20,000 rows on, full-text "
+        f"and filter indexes always. The filtered column is hybrid with "
+        f"`--type pdf --tag rules`.\n\n"
     )
     return (
         head
