@@ -142,36 +142,33 @@ def transcriber() -> Iterator[tuple[str, list[int]]]:
 def test_a_transcription_server_reads_the_speech_and_pocketsphinx_stands_in_when_it_fails(
     spoken: Path, tmp_path: Path, transcriber: tuple[str, list[int]]
 ) -> None:
-    url, statuses = transcriber
-    store = LocalStore(tmp_path / "bucket")
-    folder = tmp_path / "in"
-    transcode(spoken, folder / "ok.mp3")
-    transcode(spoken, folder / "down.ogg")
     from bucketdigest.ingestor.ingest import Ingestor
     from bucketdigest.ingestor.scan import FileFilter
     from bucketdigest.ingestor.sources import FolderSource
 
-    report = Ingestor(store).ingest(
-        [FolderSource(folder, FileFilter(exts=EXTENSION_GROUPS["audio"]))]
-    )
-    digests = {f.path: f.digest for f in report.files}
+    url, statuses = transcriber
+    store = LocalStore(tmp_path / "bucket")
     speech = LlmSettings(url=url, model="whisper-1")
     settings = WorkerSettings(
         exit_when_idle=True,
         monitor_every=None,
         idle_sleep=0.1,
-        max_jobs=1,
         digest=DigestSettings(asr_endpoint=speech),
     )
-    order = sorted(digests, key=lambda path: digests[path])
-    for path in order:
-        if path == "down.ogg":
-            statuses.append(500)
+
+    def digest_one(name: str) -> str:
+        folder = tmp_path / name.split(".")[0]
+        transcode(spoken, folder / name)
+        audio = FileFilter(exts=EXTENSION_GROUPS["audio"])
+        report = Ingestor(store).ingest([FolderSource(folder, audio)])
         assert Worker(store, settings).run().outcomes == {"done": 1}
-    assert "[00:00] Roll initiative before the battle begins." in _transcript(
-        store, digests["ok.mp3"]
-    )
-    with ResultZip(store.get(keys.out_key(digests["down.ogg"])).data) as result:
+        return report.files[0].digest
+
+    ok = digest_one("ok.mp3")
+    assert "[00:00] Roll initiative before the battle begins." in _transcript(store, ok)
+    statuses.extend([500] * 50)  # the server is down from now on
+    down = digest_one("down.ogg")
+    with ResultZip(store.get(keys.out_key(down)).data) as result:
         assert "[00:00] " in result.text(page_member(1))
         assert result.info()["converter"]["name"] == "whisper-1 at " + url
         assert any("pocketsphinx read them" in p for p in result.info()["problems"])
