@@ -42,6 +42,10 @@ FULL_TEXT_INDEX = f"{TERMS}_idx"
 VECTOR_INDEX_FROM = 20_000
 """From this many rows on, an IVF-SQ vector index (a brute-force scan of 100,000 rows takes
 ~300 ms here; IVF-SQ answers in ~4 ms and builds 15 times faster than IVF-PQ)."""
+TRAINING_SAMPLES = 64
+"""Vectors per partition its k-means learns from: 64 builds 100,000 rows' index in a third of
+the time of Lance's 256 (1.0 s against 2.9), with the same top-10 recall (0.50 against 0.50 on
+random vectors, the hardest case)."""
 FILTER_INDEXES = {"file_type": "BITMAP", "tags": "LABEL_LIST", "locations": "NGRAM"}
 """Indexes the search filters use (``--type``, ``--tag``, ``--source``/``--path``): without
 them a filtered query scans those columns of every row (35 ms at a million chunks; 4 with)."""
@@ -199,37 +203,48 @@ class SearchIndex:
         """Create the indexes a table lacks, fold rows added since into the indexes it has,
         and compact tables with many fragments; returns what was done. Cheap when nothing is
         due. After it, every index covers every row: workers add a fragment per commit, and
-        rows no index covers would be scanned on every query."""
-        from lancedb.index import FTS, IvfSq
+        rows no index covers would be scanned on every query. The two tables are maintained
+        at once (Lance builds indexes without the GIL; a rebuild's ends a fifth sooner)."""
+        from concurrent.futures import ThreadPoolExecutor
 
-        done = []
-        for name, table in ((CHUNKS, self.chunks), (DOCUMENTS, self.documents)):
-            rows = table.count_rows()
-            if rows == 0:
-                continue
-            indexes = {config.name for config in table.list_indices()}
-            stale = sum(unindexed_rows(table, index) for index in indexes)
-            if FULL_TEXT_INDEX not in indexes:
-                table.create_index(TERMS, config=FTS(with_position=True))
-                done.append(f"{name}: full-text index")
-            for column, kind in FILTER_INDEXES.items():
-                if f"{column}_idx" not in indexes:
-                    table.to_lance().create_scalar_index(column, kind)
-                    done.append(f"{name}: {kind.lower()} index on {column}")
-            if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
-                partitions = max(8, int(rows**0.5) // 4)
-                table.create_index(
-                    "vector", config=IvfSq(distance_type="cosine", num_partitions=partitions)
-                )
-                done.append(f"{name}: vector index")
-            fragments = table.stats()["fragment_stats"]["num_fragments"]
-            if force or fragments > COMPACT_FROM_FRAGMENTS:
-                table.optimize(cleanup_older_than=timedelta(hours=1))
-                done.append(f"{name}: compacted {fragments} fragments")
-            elif stale:
-                table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
-                done.append(f"{name}: {stale} new rows indexed")
-        return done
+        with ThreadPoolExecutor(1) as other:
+            documents = other.submit(_maintain_table, DOCUMENTS, self.documents, force)
+            done = _maintain_table(CHUNKS, self.chunks, force)
+            return done + documents.result()
+
+
+def _maintain_table(name: str, table: Any, force: bool) -> list[str]:
+    """:meth:`SearchIndex.maintain` for one table."""
+    from lancedb.index import FTS, IvfSq
+
+    rows = table.count_rows()
+    if rows == 0:
+        return []
+    done = []
+    indexes = {config.name for config in table.list_indices()}
+    stale = sum(unindexed_rows(table, index) for index in indexes)
+    if FULL_TEXT_INDEX not in indexes:
+        table.create_index(TERMS, config=FTS(with_position=True))
+        done.append(f"{name}: full-text index")
+    for column, kind in FILTER_INDEXES.items():
+        if f"{column}_idx" not in indexes:
+            table.to_lance().create_scalar_index(column, kind)
+            done.append(f"{name}: {kind.lower()} index on {column}")
+    if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
+        partitions = max(8, int(rows**0.5) // 4)
+        config = IvfSq(
+            distance_type="cosine", num_partitions=partitions, sample_rate=TRAINING_SAMPLES
+        )
+        table.create_index("vector", config=config)
+        done.append(f"{name}: vector index")
+    fragments = table.stats()["fragment_stats"]["num_fragments"]
+    if force or fragments > COMPACT_FROM_FRAGMENTS:
+        table.optimize(cleanup_older_than=timedelta(hours=1))
+        done.append(f"{name}: compacted {fragments} fragments")
+    elif stale:
+        table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
+        done.append(f"{name}: {stale} new rows indexed")
+    return done
 
 
 def unindexed_rows(table: Any, index: str) -> int:

@@ -17,7 +17,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING
 from bucketdigest.search import lease
 from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
 from bucketdigest.search.location import index_location
+from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.errors import BucketdigestError, CorruptRecord, NotFound
+from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import Store
 
@@ -38,7 +39,6 @@ log = logging.getLogger(__name__)
 
 BATCH_DOCUMENTS = 256
 """Documents per commit: few commits (each adds a fragment), bounded memory."""
-FETCH_THREADS = 8
 LEASE_SECONDS = 600.0
 REGISTRY_LISTING_FROM = 64
 """From this many documents on, list the whole registry once rather than per document."""
@@ -93,23 +93,10 @@ def _origins(store: Store, digests: list[str]) -> dict[str, list[SourceRecord]]:
     return found
 
 
-def _read(store: Store, digest: str, origins: list[SourceRecord]) -> DocumentRows | str:
-    """The rows of one document, or why they could not be read."""
-    from bucketdigest.search.rows import rows_from_result
-
-    with tempfile.TemporaryDirectory(prefix="bucketdigest-index-") as scratch:
-        archive = Path(scratch) / "result.zip"
-        try:
-            info = store.download(keys.out_key(digest), archive)
-            return rows_from_result(archive, digest, info.etag, origins)
-        except NotFound:
-            return "its result is gone"
-        except (BucketdigestError, OSError, ValueError, KeyError) as exc:
-            return f"unreadable result: {exc}"
-
-
-def _commit(index: SearchIndex, batch: list[DocumentRows]) -> None:
-    """Chunks first (upsert by id, deleting the batch's stale chunks), documents second."""
+def _commit(index: SearchIndex, batch: list[DocumentRows], *, fresh: bool) -> None:
+    """Chunks first (upsert by id, deleting the batch's stale chunks), documents second.
+    ``fresh``: the tables held no row when this run began, so its batches (distinct
+    documents) are appended as they are (an upsert costs three times as much)."""
     import numpy as np
     import pyarrow as pa
 
@@ -126,6 +113,11 @@ def _commit(index: SearchIndex, batch: list[DocumentRows]) -> None:
         pa.array(vectors.ravel(), pa.float32()), vectors.shape[1]
     )
     chunk_table = pa.table(arrays, schema=schema)
+    documents = pa.Table.from_pylist([rows.document for rows in batch], schema=document_schema())
+    if fresh:
+        index.chunks.add(chunk_table)
+        index.documents.add(documents)
+        return
     listed = ", ".join(f"'{rows.digest}'" for rows in batch)
     (
         index.chunks.merge_insert("id")
@@ -134,7 +126,6 @@ def _commit(index: SearchIndex, batch: list[DocumentRows]) -> None:
         .when_not_matched_by_source_delete(f"digest IN ({listed})")
         .execute(chunk_table)
     )
-    documents = pa.Table.from_pylist([rows.document for rows in batch], schema=document_schema())
     (
         index.documents.merge_insert("digest")
         .when_matched_update_all()
@@ -162,21 +153,29 @@ def catch_up(
     (False: stop, the lease is lost)."""
     started = time.perf_counter()
     report = IndexReport()
-    done = {keys.parse_out_key(i.key): i.etag for i in store.list(keys.OUT_PREFIX)}
+    done = {keys.parse_out_key(i.key): i for i in store.list(keys.OUT_PREFIX)}
     indexed = _indexed(index)
+    fresh = not indexed and index.chunks.count_rows() == 0
     report.removed = _remove(index, set(indexed) - set(done))
-    todo = sorted(d for d, etag in done.items() if indexed.get(d) != etag)
+    todo = sorted(d for d, info in done.items() if indexed.get(d) != info.etag)
     origins = _origins(store, todo) if todo else {}
-    with ThreadPoolExecutor(FETCH_THREADS) as pool:
-        for start in range(0, len(todo), BATCH_DOCUMENTS):
+    parts = [
+        todo[start : start + BATCH_DOCUMENTS] for start in range(0, len(todo), BATCH_DOCUMENTS)
+    ]
+    with (
+        tempfile.TemporaryDirectory(prefix="bucketdigest-index-") as scratch,
+        ThreadPoolExecutor(1) as committer,
+    ):
+        committing: Future[None] | None = None
+        for done_so_far, (part, downloads) in enumerate(
+            read_results(store, parts, done, Path(scratch))
+        ):
             if not keep_lease():
-                log.warning("index: lease lost; stopping after %d documents", start)
+                log.warning("index: lease lost; stopping after %d batches", done_so_far)
                 break
-            part = todo[start : start + BATCH_DOCUMENTS]
             batch = []
-            for digest, rows in zip(
-                part, pool.map(lambda d: _read(store, d, origins[d]), part), strict=True
-            ):
+            for digest, download in zip(part, downloads, strict=True):
+                rows = read_one(download.result(), digest, origins[digest])
                 if isinstance(rows, str):
                     report.skipped[digest] = rows
                     continue
@@ -186,7 +185,12 @@ def catch_up(
                     report.replaced += 1
                 else:
                     report.added += 1
-            _commit(index, batch)
+            if committing is not None:
+                committing.result()
+            # Lance commits in Rust without the GIL: this batch is written while the next parses
+            committing = committer.submit(_commit, index, batch, fresh=fresh)
+        if committing is not None:
+            committing.result()
     report.maintenance = index.maintain()
     report.seconds = time.perf_counter() - started
     return report

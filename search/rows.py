@@ -57,10 +57,11 @@ def _vectors(result: ResultZip, chunks: list[dict[str, Any]]) -> np.ndarray:
 
 
 def rows_from_result(
-    archive_path: Path, digest: str, etag: str, origins: list[SourceRecord]
+    archive: bytes | Path, digest: str, etag: str, origins: list[SourceRecord]
 ) -> DocumentRows:
-    """Read the zip at ``archive_path`` (the result of ``digest``, version ``etag``)."""
-    with ResultZip(archive_path) as result:
+    """Read ``archive``, the zip (its bytes or its file) of the result of ``digest``,
+    version ``etag``."""
+    with ResultZip(archive) as result:
         info = result.info()
         lines = result.text(CHUNKS).splitlines()
         chunks = [json.loads(line) for line in lines if line.strip()]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, fields
 from datetime import datetime
@@ -43,6 +44,12 @@ def _decode(hint: Any, value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """A record class's field types (resolving them parses the annotations: once a class)."""
+    return get_type_hints(cls)
+
+
 class JsonRecord:
     """Mixin: ``to_json``/``from_json`` for dataclasses of plain, datetime, tuple and nested
     record fields; unknown keys (from newer writers) are ignored."""
@@ -53,7 +60,7 @@ class JsonRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        hints = get_type_hints(cls)
+        hints = _hints(cls)
         values = {
             f.name: _decode(hints[f.name], data[f.name])
             for f in fields(cls)  # type: ignore[arg-type]

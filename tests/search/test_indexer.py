@@ -159,8 +159,8 @@ from bucketdigest.search import indexer
 from bucketdigest.shared.config import StoreSettings, open_store
 
 indexer.BATCH_DOCUMENTS = 1
-read = indexer._read
-indexer._read = lambda *args: (time.sleep(0.7), read(*args))[1]
+commit = indexer._commit
+indexer._commit = lambda *args, **kw: (time.sleep(0.7), commit(*args, **kw))[1]
 settings = StoreSettings(bucket=sys.argv[1])
 indexer.index_bucket(open_store(settings), settings, lease_seconds=2)
 """
