@@ -130,6 +130,9 @@ QUERY_VECTORS_KEPT = 256
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
 
+_OFFSET = "_rowoffset"
+"""A row's place in its table: a search ranks offsets and reads the columns of the hits it
+shows only (reading every candidate's text cost half a hybrid search's time)."""
 _COLUMNS = ("digest", "title", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
@@ -172,16 +175,18 @@ class Searcher:
                 self._vectors.pop(next(iter(self._vectors)))
         return vector
 
-    def _keyword(self, table: Any, columns: list[str], request: SearchRequest, fetch: int) -> list:
+    def _keyword(
+        self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
+    ) -> list[dict[str, Any]]:
         return table.to_table(
-            columns=[*columns, "_score"],
+            columns=[_OFFSET, "_score", *columns],
             full_text_query=_full_text(request.query),
             filter=narrowing(request),
             prefilter=True,
             limit=fetch,
         ).to_pylist()
 
-    def _semantic(self, table: Any, columns: list[str], request: SearchRequest, fetch: int) -> list:
+    def _semantic(self, table: Any, request: SearchRequest, fetch: int) -> list[dict[str, Any]]:
         nearest = {
             "column": "vector",
             "q": self._vector(request.query),
@@ -189,44 +194,40 @@ class Searcher:
             "metric": "cosine",
             "nprobes": NPROBES,
         }
-        return table.to_table(
-            columns=[*columns, "_distance"],
+        rows = table.to_table(
+            columns=[_OFFSET, "_distance"],
             nearest=nearest,
             filter=narrowing(request),
             prefilter=True,
         ).to_pylist()
+        return [row for row in rows if 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR]
 
-    def _ranked(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[dict, float]]:
-        """Rows with their scores, best first."""
-        chunks = request.level is Level.CHUNKS
-        columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
+    def _ranked(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[int, float]]:
+        """The rows (their offsets in ``table``) with their scores, best first."""
         if request.mode is Mode.KEYWORD:
-            return [(r, r["_score"]) for r in self._keyword(table, columns, request, fetch)]
+            return [(r[_OFFSET], r["_score"]) for r in self._keyword(table, request, fetch)]
         if request.mode is Mode.SEMANTIC:
-            rows = self._semantic(table, columns, request, fetch)
-            return [(r, 1.0 - r["_distance"]) for r in rows if _similar(r)]
-        return self._fused(table, columns, request, fetch, "id" if chunks else "digest")
+            rows = self._semantic(table, request, fetch)
+            return [(r[_OFFSET], 1.0 - r["_distance"]) for r in rows]
+        return self._fused(table, request, fetch)
 
-    def _fused(
-        self, table: Any, columns: list[str], request: SearchRequest, fetch: int, key: str
-    ) -> list[tuple[dict, float]]:
+    def _fused(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[int, float]]:
         """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`)."""
         import numpy as np
 
         vector = self._vector(request.query)
-        keyword = self._keyword(table, [*columns, "vector"], request, fetch)
-        semantic = [r for r in self._semantic(table, columns, request, fetch) if _similar(r)]
+        keyword = self._keyword(table, request, fetch, ("text", "vector"))
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
-        scored: dict[str, tuple[dict, float]] = {}
+        scored: dict[int, float] = {}
         for row in keyword:
             similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
             words = row["_score"] / best * coverage(request.query, row["text"]) ** 2
-            scored[row[key]] = (row, KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * similarity)
-        for row in semantic:
-            if row[key] not in scored:
+            scored[row[_OFFSET]] = KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * similarity
+        for row in self._semantic(table, request, fetch):
+            if row[_OFFSET] not in scored:
                 similarity = 1.0 - float(row["_distance"])
-                scored[row[key]] = (row, (1 - KEYWORD_WEIGHT) * similarity)
-        return sorted(scored.values(), key=lambda pair: pair[1], reverse=True)
+                scored[row[_OFFSET]] = (1 - KEYWORD_WEIGHT) * similarity
+        return sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer."""
@@ -243,8 +244,11 @@ class Searcher:
             ranked = self._ranked(table, request, fetch)
         except ValueError as exc:
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
+        shown = ranked if exact else ranked[: request.limit]
+        columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
+        rows = table.take([offset for offset, _ in shown], columns=columns).to_pylist()
         hits = []
-        for row, score in ranked:
+        for (_, score), row in zip(shown, rows, strict=True):
             if exact and not accepts(row, request):
                 continue
             text = row["text"] if chunks else self._passage(row, request)
@@ -281,10 +285,6 @@ class Searcher:
         except ValueError:
             best = []
         return best[0]["text"] if best else (row["summary"] or row["text"])
-
-
-def _similar(row: dict[str, Any]) -> bool:
-    return 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR
 
 
 def search(
