@@ -12,6 +12,7 @@ ingested from, the page, the heading path, and a snippet with the query's words 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -157,6 +158,9 @@ class Searcher:
         self.documents = documents
         self._embedder = embedder
         self._vectors: dict[str, Any] = {}
+        self._vectors_lock = threading.Lock()
+        """A server's threads share the searcher: two evicting the same oldest vector at
+        once was a KeyError, a 500 under load."""
 
     @classmethod
     def open(cls, settings: StoreSettings, cache: IndexCache | None = None) -> Searcher:
@@ -167,12 +171,14 @@ class Searcher:
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks
         for chunks and documents, people repeat themselves)."""
-        vector = self._vectors.get(query)
+        with self._vectors_lock:
+            vector = self._vectors.get(query)
         if vector is None:
-            embedder = self._embedder or query_embedder()
-            vector = self._vectors[query] = embedder.encode([query])[0]
-            while len(self._vectors) > QUERY_VECTORS_KEPT:
-                self._vectors.pop(next(iter(self._vectors)))
+            vector = (self._embedder or query_embedder()).encode([query])[0]
+            with self._vectors_lock:
+                self._vectors[query] = vector
+                while len(self._vectors) > QUERY_VECTORS_KEPT:
+                    self._vectors.pop(next(iter(self._vectors)))
         return vector
 
     def _keyword(

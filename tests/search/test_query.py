@@ -4,11 +4,14 @@ first in every mode, filters hold, and bad requests or indexes get a clear answe
 from __future__ import annotations
 
 import shutil
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bucketdigest.search import query
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
@@ -155,3 +158,21 @@ def test_a_document_hit_shows_its_passage_that_holds_the_query(
     assert best.digest == digests["world/harvest.md"]
     marked = {best.snippet.text[s:e].lower() for s, e in best.snippet.highlights}
     assert {"granary", "rations"} <= marked
+
+
+def test_many_threads_searching_past_the_kept_query_vectors_all_get_answers(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server's threads share one searcher; evicting the oldest query vector from two
+    threads at once once answered a search with a 500."""
+    searcher, _ = indexed
+    monkeypatch.setattr(query, "QUERY_VECTORS_KEPT", 2)
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns between any two bytecodes
+    queries = [f"{word} {n}" for n in range(60) for word in ("ships", "wheat", "spells")]
+    with ThreadPoolExecutor(12) as pool:
+        try:
+            answers = list(pool.map(lambda q: searcher.search(SearchRequest(q)), queries))
+        finally:
+            sys.setswitchinterval(switching)
+    assert all(answers)
