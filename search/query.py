@@ -168,6 +168,14 @@ class Searcher:
         local copy when there is one)."""
         return cls(*open_tables(settings, cache))
 
+    def reads_the_same_index_as(self, other: Searcher) -> bool:
+        """Whether ``other`` reads the same versions of the same tables (a server keeps its
+        searcher then: a new one starts with cold caches, and its first searches are slow)."""
+        mine, theirs = (self.chunks, self.documents), (other.chunks, other.documents)
+        return all(
+            (a.uri, a.version) == (b.uri, b.version) for a, b in zip(mine, theirs, strict=True)
+        )
+
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks
         for chunks and documents, people repeat themselves)."""

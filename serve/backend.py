@@ -104,7 +104,8 @@ class Backend:
         return time.monotonic() - stamp < self.settings.refresh_seconds
 
     def searcher(self) -> Searcher:
-        """The searcher, reopened when older than ``refresh_seconds`` so new documents show."""
+        """The searcher, looked at again when older than ``refresh_seconds`` so new
+        documents show; kept while the index has no new version (its caches stay warm)."""
         with self._lock:
             if self._searcher and self._fresh(self._searcher[1]):
                 return self._searcher[0]
@@ -113,6 +114,8 @@ class Backend:
         except SearchIndexError as exc:
             raise type(exc)(self._told(str(exc))) from exc
         with self._lock:
+            if self._searcher and self._searcher[0].reads_the_same_index_as(searcher):
+                searcher = self._searcher[0]
             self._searcher = (searcher, time.monotonic())
         return searcher
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.query import SearchRequest
+from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
@@ -223,3 +226,17 @@ def test_hostile_text_is_served_verbatim_as_markdown(client: TestClient, served:
     assert "Beware the dragon" in page.text
     assert page.headers["x-content-type-options"] == "nosniff"
     assert HOSTILE.split()[0] in page.text
+
+
+def test_the_server_keeps_its_searcher_until_the_index_changes(writable: StoreSettings) -> None:
+    """A searcher opened anew starts with cold caches: the server looks for a new index
+    version every ``refresh_seconds`` but keeps the searcher it has when there is none."""
+    backend = Backend(ServeSettings(store=writable, refresh_seconds=0.0))
+    first = backend.searcher()
+    assert backend.searcher() is first
+    store = LocalStore(Path(writable.bucket))
+    digest = next(keys.parse_out_key(i.key) for i in store.list(keys.OUT_PREFIX))
+    store.delete(keys.out_key(digest))
+    assert index_bucket(store, writable).removed == 1
+    assert backend.searcher() is not first
+    assert not any(h.digest == digest for h in backend.search(SearchRequest("the", limit=50)))
