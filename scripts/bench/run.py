@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import claims
+import embeddings
 import fidelity
 import hashing
 import index_cache
+import memory
 import ranking
 import realworld
 import requests_per_doc
@@ -33,10 +35,12 @@ SECTIONS = (
     "fidelity",
     "throughput",
     "requests",
+    "memory",
     "claims",
     "hashing",
     "search",
     "ranking",
+    "embeddings",
     "index-cache",
     "serve",
     "scale",
@@ -84,12 +88,16 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
     if "claims" in wanted:
         add("Claim cost against queue length", claims.scale(args.quick))
         add("Concurrent claimers on moto's server", claims.contention(args.quick))
+    if "memory" in wanted:
+        add("Memory per document: a worker's process tree", memory.run(args.quick))
     if "hashing" in wanted:
         add("Ingest hashing", hashing.run(args.quick))
     if "search" in wanted:
         add("Search", searching.run(args.quick))
     if "ranking" in wanted:
         add("Ranking: known-item queries over the real-world corpus", ranking.run(args.quick))
+    if "embeddings" in wanted:
+        add("Embeddings: float against 8-bit weights", embeddings.run(args.quick))
     if "index-cache" in wanted:
         add("Search from a bucket: the local index copy", index_cache.run(args.quick))
     if "serve" in wanted:

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from bucketdigest.shared.embedding import DIMENSION, packaged_model, shared_embedder
+from bucketdigest.shared.embedding import DIMENSION, Embedder, packaged_model, shared_embedder
 
 TEXTS = [
     "Grappling rules for the barbarian.",
@@ -35,3 +35,11 @@ def test_batches_keep_the_order_of_the_texts() -> None:
     one_by_one = np.stack([embedder.encode([text])[0] for text in TEXTS])
     assert np.allclose(together, one_by_one, atol=1e-5)
     assert embedder.encode([]).shape == (0, DIMENSION)
+
+
+def test_the_int8_weights_give_nearly_the_float_vectors() -> None:
+    """The 8-bit model is quantised from the shipped weights on first use and kept."""
+    quantized = Embedder(precision="int8")
+    assert quantized.precision == "int8"
+    cosine = (quantized.encode(TEXTS) * shared_embedder().encode(TEXTS)).sum(axis=1)
+    assert float(cosine.mean()) >= 0.98 and float(cosine.min()) >= 0.9

@@ -1,0 +1,113 @@
+"""Embeddings: the float model against its 8-bit quantisation (``Embedder(precision=...)``),
+on the chunks of the real-world corpus (the ranking bench's bucket and index).
+
+Measured per variant, threads and batch size: chunks embedded per second; the cosine of each
+chunk's vector to the float model's; and semantic retrieval over the corpus's chunks by exact
+cosine (no index, so only the vectors differ), with the ranking bench's known-item sets
+(exact spans, loose spans, section headings) and the paraphrase set of the search bench, the
+chunks and queries both embedded by the variant."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+from common import table
+from ranking import Query, _bucket, query_sets
+from searching_data import quality_queries, topic_documents
+
+from bucketdigest.search.query import Searcher
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.embedding import Embedder
+
+SPEED_SAMPLE = 400
+
+
+def _recall(
+    embedder: Embedder,
+    rows: list[dict],
+    vectors: np.ndarray,
+    queries: list[Query],
+) -> str:
+    asked = embedder.encode([q.text for q in queries])
+    ranks = []
+    for query, vector in zip(queries, asked, strict=True):
+        best = np.argsort(-(vectors @ vector))[:10]
+        ranks.append(
+            next((n for n, i in enumerate(best, 1) if query.relevant(rows[i]["id"], rows[i])), None)
+        )
+    at1 = sum(r == 1 for r in ranks) / len(ranks)
+    at10 = sum(r is not None for r in ranks) / len(ranks)
+    return f"{at1:.2f} / {at10:.2f}"
+
+
+def _paraphrases(embedder: Embedder) -> str:
+    """The search bench's topics: a query in other words than the document's finds it."""
+    names, passages = [], []
+    for name, (_, texts) in topic_documents().items():
+        names += [name] * len(texts)
+        passages += texts
+    vectors = embedder.encode(passages)
+    found = 0
+    asked = [(q, topic) for q, kind, topic in quality_queries() if kind == "meaning"]
+    for vector, (_, topic) in zip(embedder.encode([q for q, _ in asked]), asked, strict=True):
+        found += names[int(np.argmax(vectors @ vector))] == topic
+    return f"{found}/{len(asked)}"
+
+
+def _speed(embedder: Embedder, texts: list[str], batch: int) -> float:
+    embedder.encode(texts[:batch], batch_size=batch)  # warm
+    started = time.perf_counter()
+    embedder.encode(texts, batch_size=batch)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def run(quick: bool) -> str:
+    bucket = _bucket(quick)
+    searcher = Searcher.open(StoreSettings(bucket=str(bucket)))
+    rows = searcher.chunks.to_table(columns=["id", "digest", "text", "headings"]).to_pylist()
+    texts = [row["text"] for row in rows]
+    sets = query_sets(rows, random.Random(20261126))
+    sample = random.Random(7).sample(texts, min(len(texts), 60 if quick else SPEED_SAMPLE))
+    reference = Embedder(threads=2, precision="float32").encode(texts)
+    speed_rows, quality_rows = [], []
+    for precision in ("float32", "int8"):
+        for threads in (1, 2):
+            embedder = Embedder(threads=threads, precision=precision)
+            for batch in (16, 64):
+                rate = _speed(embedder, sample, batch)
+                speed_rows.append((precision, str(threads), str(batch), f"{rate:.1f}"))
+        vectors = reference if precision == "float32" else embedder.encode(texts)
+        cosine = (vectors * reference).sum(axis=1)
+        quality_rows.append(
+            (
+                precision,
+                f"{cosine.mean():.4f} / {np.percentile(cosine, 5):.4f} / {cosine.min():.4f}",
+                *(
+                    _recall(embedder, rows, vectors, sets[name])
+                    for name in ("exact", "loose", "heading")
+                ),
+                _paraphrases(embedder),
+            )
+        )
+    return (
+        f"all-MiniLM-L6-v2 on {len(sample)} chunks of the real-world corpus (up to 256 tokens "
+        "each); chunks per second, one process:\n\n"
+        + table(("precision", "threads", "batch", "chunks/s"), speed_rows)
+        + f"\n\nVectors of all {len(texts):,} chunks against the float model's, and semantic "
+        "retrieval by exact cosine over them (R@1 / R@10; paraphrases: the topic's passage "
+        "first):\n\n"
+        + table(
+            (
+                "precision",
+                "cosine to float: mean / p5 / min",
+                f"exact ({len(sets['exact'])})",
+                f"loose ({len(sets['loose'])})",
+                f"heading ({len(sets['heading'])})",
+                "paraphrases",
+            ),
+            quality_rows,
+        )
+        + "\n"
+    )
