@@ -10,7 +10,6 @@ import socket
 import statistics
 import subprocess
 import tempfile
-import threading
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +18,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 from common import CLI, moto_server, new_bucket, table
+from load import searches_under_load
 from searching import _fill, _percentiles, _queries
 
 from bucketdigest.serve.app import background_server
@@ -56,45 +56,34 @@ def _free_port() -> int:
 def _under_load(
     bucket: str, processes: int, queries: list[str], clients: int, seconds: float
 ) -> tuple[str, ...]:
-    """``bucketdigest serve --processes N``, ``clients`` threads searching for ``seconds``."""
+    """``bucketdigest serve --processes N``, ``clients`` connections searching for
+    ``seconds``; the server's log is shown if a search fails."""
     port = _free_port()
     command = [*CLI, "serve", "--bucket", bucket, "--port", str(port)]
-    server = subprocess.Popen(
-        [*command, "--processes", str(processes)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     url = f"http://127.0.0.1:{port}/api/search/chunks"
-    try:
-        while True:
-            try:
-                httpx.get(url, params={"q": "warm"}, timeout=60).raise_for_status()
-                break
-            except httpx.TransportError:
-                time.sleep(0.3)
-        with ThreadPoolExecutor(clients) as pool:  # every process warm: model loaded
-            list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), queries[:40]))
-        samples: list[float] = []
-        lock = threading.Lock()
-        stop = time.perf_counter() + seconds
-
-        def client(offset: int) -> None:
-            with httpx.Client(timeout=60) as http:
-                n = offset
-                while time.perf_counter() < stop:
-                    started = time.perf_counter()
-                    http.get(url, params={"q": queries[n % len(queries)]}).raise_for_status()
-                    with lock:
-                        samples.append((time.perf_counter() - started) * 1000)
-                    n += clients
-
-        began = time.perf_counter()
-        with ThreadPoolExecutor(clients) as pool:
-            list(pool.map(client, range(clients)))
-        elapsed = time.perf_counter() - began
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(
+            [*command, "--processes", str(processes)], stdout=subprocess.DEVNULL, stderr=log
+        )
+        try:
+            while True:
+                try:
+                    httpx.get(url, params={"q": "warm"}, timeout=60).raise_for_status()
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.3)
+            with ThreadPoolExecutor(clients) as pool:  # every process warm: model loaded
+                list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), queries[:40]))
+            samples, elapsed = searches_under_load(
+                "127.0.0.1", port, "/api/search/chunks", queries, clients, seconds
+            )
+        except RuntimeError:
+            log.seek(0)
+            print(log.read().decode(errors="replace")[-5000:])
+            raise
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
     return (
         str(processes),
         str(clients),
@@ -172,8 +161,9 @@ def run(quick: bool) -> str:
         f"client, 10 hits, snippets included) on a {size:,}-chunk index on the local store, "
         f"{len(queries)} queries of 2-4 words per mode after 3 to warm up; ms:\n\n"
         + table(("mode", "p50", "p95"), latency)
-        + f"\n\n`bucketdigest serve --processes N` on the same index, {clients} clients (threads "
-        f"of the benchmark's process, on the same cores) searching for {seconds:.0f} s, hybrid, "
+        + f"\n\n`bucketdigest serve --processes N` on the same index, {clients} clients "
+        f"(keep-alive connections of one asyncio loop in the benchmark's process, on the same "
+        f"cores: `load.py`) searching for {seconds:.0f} s, hybrid, "
         f"1,000 distinct queries of 2-4 words, 10 hits with snippets; latency in ms:\n\n"
         + table(("processes", "clients", "searches/s", "p50", "p95"), load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
