@@ -27,8 +27,9 @@ from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
 from bucketdigest.search.location import index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
-from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import Store
 
@@ -241,20 +242,34 @@ LEAVING_WAIT = 120.0
 """How long a worker that leaves waits for another indexer to finish before it catches up."""
 
 
+def _index_once(settings: StoreSettings, leaving: bool, every: float, logs: LogSetup) -> str:
+    """One :class:`IndexDuty` run, in whichever process runs it (logging as its worker
+    does): the report's line, or "" when another indexer did the work."""
+    logs.apply()
+    store = open_store(settings, self_test=False)
+    if leaving:
+        report = index_bucket(store, settings, wait=LEAVING_WAIT)
+    else:
+        report = index_bucket(store, settings, min_interval=every)
+    return "" if report.busy else report.line()
+
+
 @dataclass(frozen=True)
 class IndexDuty:
     """A worker's share of indexing: catch up at most every ``every`` seconds fleet-wide,
     and once more, whatever the interval, when the worker leaves for want of work (so the
-    last documents it finished are searchable)."""
+    last documents it finished are searchable).
+
+    A worker has it run in its digester process (``run_apart``): indexing loads Lance, Arrow
+    and, for documents without chunks, the embedding model, half a gigabyte that a worker
+    indexing in its own process kept for good, on top of its digester's."""
 
     settings: StoreSettings
     every: float = 60.0
 
-    def __call__(self, store: Store, leaving: bool = False) -> int:
-        if leaving:
-            report = index_bucket(store, self.settings, wait=LEAVING_WAIT)
-        else:
-            report = index_bucket(store, self.settings, min_interval=self.every)
-        if not report.busy:
-            log.info("%s", report.line())
+    def __call__(self, leaving: bool = False, run_apart: Callable[..., str] | None = None) -> int:
+        run = run_apart or (lambda function, *args: function(*args))
+        line = run(_index_once, self.settings, leaving, self.every, LogSetup.current())
+        if line:
+            log.info("%s", line)
         return 0

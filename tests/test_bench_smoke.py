@@ -33,6 +33,8 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Ingest hashing",
         "Search",
         "Ranking",
+        "Embeddings",
+        "Memory per document",
         "Search from a bucket",
         "Serving",
         "A million documents",

@@ -10,6 +10,8 @@ digester loads (the embedding model) stay loaded in the child from one document 
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import importlib
 import logging
 import multiprocessing
@@ -135,6 +137,28 @@ def _serve(conn: Connection, max_memory: int | None, preload: tuple[str, ...]) -
             conn.send(("failed" if kind == "error" else kind, message, exc.detail or trace))
         except Exception as exc:
             conn.send(_failure(exc, max_memory))
+        _return_freed_memory()
+
+
+def _return_freed_memory() -> None:
+    """Give the system back the heap pages a call freed: glibc keeps them for the process
+    otherwise, and a child that digested a long document held its peak from then on."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc() -> ctypes.CDLL | None:
+    """glibc, for ``malloc_trim`` (None elsewhere: macOS, musl)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim  # noqa: B018 - present in glibc only
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
 
 
 class Sandbox:

@@ -30,7 +30,7 @@ from bucketdigest.worker.loop import Worker, WorkerSettings
 from bucketdigest.worker.reprocess import reprocess
 from tests.documents import scanned_pdf
 from tests.faultproxy import FaultProxy
-from tests.search.conftest import digest_folder, write_topics
+from tests.search.conftest import TOPICS, digest_folder, write_topics
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -276,3 +276,45 @@ def test_a_phrase_on_a_scanned_page_is_found_through_its_ocr_text(tmp_path: Path
         SearchRequest('"roll initiative"', mode=Mode.KEYWORD, limit=3)
     )
     assert [(h.digest, h.page) for h in hits] == [(digests["scan.pdf"], 1)]
+
+
+LEAVING_WORKER = """
+import json, sys
+from pathlib import Path
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.monitor.sweep import MonitorSettings
+from bucketdigest.runner.wiring import MonitorDuty
+from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import Worker, WorkerSettings
+
+store, settings = LocalStore(Path(sys.argv[1])), StoreSettings(bucket=sys.argv[1])
+Ingestor(store).ingest([FolderSource(Path(sys.argv[2]), FileFilter(exts=EXTENSION_GROUPS["all"]))])
+duty = MonitorDuty(MonitorSettings(), IndexDuty(settings))(store)
+Worker(store, WorkerSettings(exit_when_idle=True, idle_sleep=0.1), monitor_duty=duty).run()
+heavy = ("lance", "lancedb", "pyarrow", "onnxruntime")
+print(json.dumps([name for name in heavy if name in sys.modules]))
+"""
+
+
+def test_a_worker_indexes_in_its_digester_process_and_loads_nothing_for_it(
+    tmp_path: Path,
+) -> None:
+    """Indexing loads Lance, Arrow and the embedding model (half a gigabyte a worker kept for
+    good, on top of its digester's): a worker has its digester process index."""
+    write_topics(tmp_path / "in")
+    bucket = tmp_path / "bucket"
+    ran = subprocess.run(
+        [sys.executable, "-c", LEAVING_WORKER, str(bucket), str(tmp_path / "in")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(ran.stdout.splitlines()[-1]) == []
+    searcher = Searcher.open(StoreSettings(bucket=str(bucket)))
+    assert searcher.documents.count_rows() == len(TOPICS)
+    assert searcher.search(SearchRequest("ships cannon"))
