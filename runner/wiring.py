@@ -9,7 +9,7 @@ from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.loop import MonitorCall, RunApart
+from bucketdigest.worker.loop import MonitorCall
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +34,11 @@ class MonitorDuty:
     index: IndexDuty | None = None
 
     def __call__(self, store: Store) -> MonitorCall:
-        def duty(leaving: bool = False, run_apart: RunApart | None = None) -> int:
+        def duty(leaving: bool = False) -> int:
             changed = sweep(store, self.settings).changed
             if self.index is not None and not (leaving and changed):
                 try:
-                    self.index(leaving=leaving, run_apart=run_apart)
+                    self.index(leaving=leaving)
                 except Exception:
                     log.exception("indexing failed; the worker goes on")
             return changed

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import random
@@ -13,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
@@ -34,21 +33,11 @@ from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 log = logging.getLogger(__name__)
 
 
-RunApart = Callable[..., Any]
-"""``run_apart(function, *args)``: ``function(*args)`` in the worker's digester process (both
-picklable), so what a duty loads (Lance, Arrow, the embedding model) stays out of the worker
-and is not held twice at once."""
-
-APART_TIMEOUT = 3600.0
-"""How long a duty run apart may take (a first index of a large bucket is long)."""
-
-
 class MonitorCall(Protocol):
     """A worker's monitor duty: returns how many jobs it changed. ``leaving``: the worker is
-    about to exit for want of work, so duties that run on an interval run now; heavy work
-    goes to ``run_apart``."""
+    about to exit for want of work, so duties that run on an interval run now."""
 
-    def __call__(self, leaving: bool = False, run_apart: RunApart | None = None) -> int: ...
+    def __call__(self, leaving: bool = False) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -120,7 +109,6 @@ class Worker:
         self.stop_requested = threading.Event()
         self._stop_at: float | None = None
         self._last_monitor = 0.0
-        self._run_apart: RunApart | None = None
         self.clock = clock
         self._window_closes: datetime | None = None
 
@@ -171,7 +159,7 @@ class Worker:
             return 0
         self._last_monitor = time.monotonic()
         try:
-            return self.monitor_duty(leaving=leaving, run_apart=self._run_apart)
+            return self.monitor_duty(leaving=leaving)
         except Exception:
             log.exception("monitor duty failed; the worker goes on")
             return 0
@@ -180,7 +168,6 @@ class Worker:
         """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
         summary = WorkerSummary(self.worker_id)
         sandbox = Sandbox(self.settings.limits, preload=preloads())
-        self._run_apart = functools.partial(sandbox.call, timeout=APART_TIMEOUT)
         ctx = JobContext(
             store=self.store,
             sandbox=sandbox,

@@ -301,11 +301,11 @@ print(json.dumps([name for name in heavy if name in sys.modules]))
 """
 
 
-def test_a_worker_indexes_in_its_digester_process_and_loads_nothing_for_it(
+def test_a_worker_indexes_in_a_process_of_its_own_and_loads_nothing_for_it(
     tmp_path: Path,
 ) -> None:
     """Indexing loads Lance, Arrow and the embedding model (half a gigabyte a worker kept for
-    good, on top of its digester's): a worker has its digester process index."""
+    good, on top of its digester's): a worker indexes in a process that ends with the run."""
     write_topics(tmp_path / "in")
     bucket = tmp_path / "bucket"
     ran = subprocess.run(
