@@ -7,7 +7,7 @@ pages/0001.md        each page's Markdown (image links: ../images/NAME)
 ocr/0001.md          the OCR text of pages that have one
 web/0001.md          the page a link file on that page points to
 images/NAME          the images the Markdown shows
-pages.json           per page: fingerprint, headers, running heads taken out
+pages.json           per page: fingerprint, headers, running heads taken out, engine
 chunks.jsonl         search chunks (page, part, heading path, text)
 embeddings.npy       one vector per chunk, in chunks.jsonl order (embeddings.json says how)
 tags.json            keywords with scores

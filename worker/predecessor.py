@@ -38,8 +38,16 @@ def page_index_json(
     fingerprints: list[str],
     headers: list[list[tuple[int, int]]],
     running: list[dict[str, list[str]]],
+    engines: list[str],
 ) -> bytes:
-    data = {"fingerprints": fingerprints, "headers": headers, "running": running}
+    """``pages.json``: per page its fingerprint, headers (line, font size), running heads
+    taken out and the engine that converted it."""
+    data = {
+        "fingerprints": fingerprints,
+        "headers": headers,
+        "running": running,
+        "engines": engines,
+    }
     return (json.dumps(data, separators=(",", ":")) + "\n").encode()
 
 
@@ -81,6 +89,12 @@ class Predecessor:
     def page_index(self) -> tuple[list[str], list[list[tuple[int, int]]]]:
         """Its pages' fingerprints and headers (none for non-PDFs and older results)."""
         return read_page_index(self.read(PAGE_INDEX))
+
+    @cached_property
+    def engines(self) -> list[str]:
+        """The engine that converted each of its pages (none for older results)."""
+        raw = self.read(PAGE_INDEX)
+        return list(json.loads(raw).get("engines", [])) if raw else []
 
     @cached_property
     def running(self) -> list[dict[str, list[str]]]:

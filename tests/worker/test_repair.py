@@ -97,8 +97,11 @@ def test_damaged_documents_end_done_with_their_problems_in_info_json(tmp_path: P
 
 @pytest.mark.parametrize("mode", ["legacy", "layout"])
 def test_a_text_layer_the_markdown_lost_is_used_instead(tmp_path: Path, mode: str) -> None:
+    """pymupdf4llm drops invisible text (a plain page read from its text layer keeps it, so
+    the layout model is asked here)."""
     source = invisible_text_layer(tmp_path / "ocred.pdf")
-    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions(mode=mode))
+    options = ConverterOptions(mode=mode, plain_pages=False)
+    conversion = convert(source, "pdf", tmp_path / "work", options)
     assert "Knights charge across the drawbridge" in conversion.pages[0]
     assert "Scanned Rules" in conversion.pages[0]
     assert any("text layer" in p and p.endswith(": 1") for p in conversion.problems)

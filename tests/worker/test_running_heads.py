@@ -85,9 +85,12 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     found = False
+    engines = []
     for result in (bucket / "store" / "out").glob("*.zip"):
         with zipfile.ZipFile(result) as archive:
-            if "Downloaded from" not in json.dumps(json.loads(archive.read("pages.json"))):
+            index = json.loads(archive.read("pages.json"))
+            engines.append(index["engines"])
+            if "Downloaded from" not in json.dumps(index):
                 continue
             found = True
             assert "Downloaded from" not in archive.read("document.md").decode()
@@ -95,3 +98,6 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
             assert "cavalry" in chunks and "Downloaded from" not in chunks
             assert "Downloaded from" not in archive.read("summary.md").decode()
     assert found
+    # the journal's plain pages were read from their text layer, the two-column book's by
+    # the layout model
+    assert sorted(engines) == [["layout", "layout"], ["text"] * 4]

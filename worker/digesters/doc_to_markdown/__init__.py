@@ -187,7 +187,9 @@ class DocToMarkdown(Digester):
             r.header or r.footer for r in conversion.running
         ):
             fingerprints = list(conversion.fingerprints or ())
-            files[PAGE_INDEX] = page_index_json(fingerprints, list(conversion.headers), running)
+            files[PAGE_INDEX] = page_index_json(
+                fingerprints, list(conversion.headers), running, list(conversion.engines)
+            )
         if predecessor is not None:
             kept = conversion.kept_pages
             content["from_predecessor"] = predecessor.tally(kept, len(conversion.pages) - kept)

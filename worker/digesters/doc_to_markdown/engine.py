@@ -16,10 +16,13 @@ from typing import Any
 
 import pymupdf
 
-from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.digesters.doc_to_markdown.engines import (
+    engine_mark,
+    engines_of,
+    pages_markdown,
+)
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import rank_headers, sizes_as_levels
-from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
     Conversion,
@@ -42,7 +45,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
-from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page, split_running
+from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
@@ -52,28 +55,6 @@ from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
-
-
-def _markdown(
-    doc: pymupdf.Document, numbers: list[int], image_dir: Path, options: ConverterOptions
-) -> list[str]:
-    import pymupdf4llm
-
-    chunks = pymupdf4llm.to_markdown(
-        doc,
-        pages=numbers,
-        page_chunks=True,
-        write_images=options.write_images,
-        image_path=str(image_dir),
-        image_format=options.image_format,
-        dpi=options.dpi,
-        filename="page",
-        show_progress=False,
-        **options.engine_options(),
-    )
-    if len(chunks) != len(numbers):
-        raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(numbers)} pages")
-    return [relative_images(marked_page(chunk), image_dir) for chunk in chunks]
 
 
 def _salvaged(
@@ -90,7 +71,7 @@ def _salvaged(
     Running out of memory is not a page's fault: it propagates, so the worker reports the
     memory limit instead of quietly degrading the whole document to plain text."""
     try:
-        return _markdown(doc, numbers, image_dir, options)
+        return pages_markdown(doc, numbers, image_dir, options)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise
@@ -181,7 +162,7 @@ def _converted(
     pages = []
     for number in numbers:
         if number in kept:
-            pages.append(kept[number].markdown)
+            pages.append(engine_mark(kept[number].engine) + kept[number].markdown)
             for name, data in kept[number].images.items():
                 (images / name).write_bytes(data)
         else:
@@ -246,6 +227,7 @@ def convert(
     fingerprints = None
     kept: dict[int, KeptPage] = {}
     converter = {"name": CONVERTER, "version": converter_version(), "options": options.as_dict()}
+    engines: list[str] = []
     if opened.doc is None:
         pages = tuple(without_surrogates(text) for text in opened.texts)
         metadata: dict[str, Any] = {}
@@ -266,6 +248,7 @@ def convert(
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
+            engines, converted = engines_of(converted)
             pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
         finally:
             doc.close()
@@ -292,4 +275,5 @@ def convert(
         headers=tuple(headers),
         running=tuple(running),
         kept_pages=taken,
+        engines=tuple(engines),
     )

@@ -7,6 +7,7 @@ kept Markdown goes back to the form the converter gives (headers as font sizes, 
 from __future__ import annotations
 
 from bucketdigest.shared.result import IMAGES_DIR, page_member
+from bucketdigest.worker.digesters.doc_to_markdown.engines import LAYOUT
 from bucketdigest.worker.digesters.doc_to_markdown.headers import encode_headers
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
@@ -63,7 +64,9 @@ def page_keeper(predecessor: Predecessor, options: ConverterOptions) -> PageKeep
                 continue
             images = {name: predecessor.read(f"{IMAGES_DIR}/{name}") for name in names}
             if all(data is not None for data in images.values()):
-                kept[index] = KeptPage(markdown, {k: v for k, v in images.items() if v})
+                engines = predecessor.engines
+                engine = engines[number - 1] if number <= len(engines) else LAYOUT
+                kept[index] = KeptPage(markdown, {k: v for k, v in images.items() if v}, engine)
         return kept
 
     return keep

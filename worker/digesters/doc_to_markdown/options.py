@@ -32,6 +32,9 @@ class ConverterOptions:
     keep_headers: bool = False
     """Leave running headers, footers and page numbers in the text (else they go to
     ``pages.json``, see :mod:`running`)."""
+    plain_pages: bool = True
+    """In layout mode, convert plain pages (one column of text: :mod:`plain_pages`) from
+    their text layer alone, the layout model only the others."""
     range_pages: int = 50
     """Pages converted together, and saved together in checkpoints. The converter ranks the
     header font sizes of the pages it is given, so this is also the header levels' context."""
@@ -82,6 +85,9 @@ class Conversion:
     """Per page, its headers: (line number, font size); see :mod:`headers`."""
     running: tuple[Running, ...] = ()
     """Per page, the running header and footer lines taken out of its text."""
+    engines: tuple[str, ...] = ()
+    """Per page, what converted it: ``layout`` (the model) or ``text`` (its text layer, a
+    plain page); a page kept from the revision before, what converted it then."""
 
 
 @dataclass(frozen=True)
@@ -91,17 +97,20 @@ class KeptPage:
 
     markdown: str
     images: dict[str, bytes]
+    engine: str
+    """What converted it (:mod:`engines`)."""
 
 
 PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 5
+TEXT_RULES = 6
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
-space), so a new revision does not keep pages its
+space; 6: plain pages from their text layer, :mod:`plain_pages`), so a new revision does not
+keep pages its
 predecessor made the old way."""
 
 

@@ -1,0 +1,71 @@
+"""Which engine converts which page, and the mark each page carries while converting.
+
+In layout mode a plain page (:mod:`plain_pages`) is converted from its text layer and the
+others by pymupdf4llm's layout model; each page's Markdown starts with a mark naming its
+engine until the whole document is converted (the marks go through checkpoints with the
+pages), and ``pages.json`` records them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pymupdf
+
+from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
+from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
+from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import plain_markdown, plain_pages
+from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
+
+FAST = "text"
+LAYOUT = "layout"
+_ENGINE_MARK = re.compile(r"\A<!--converter (\w+)-->\n")
+
+
+def engine_mark(engine: str) -> str:
+    """The line a page's Markdown starts with while converting: the engine that made it
+    (kept through checkpoints, taken off by :func:`engines_of`)."""
+    return f"<!--converter {engine}-->\n"
+
+
+def engines_of(pages: list[str]) -> tuple[list[str], list[str]]:
+    """(each page's engine, the pages without their marks); a page without one (the plain
+    text of a page the converter died on) counts as ``layout``'s."""
+    engines, texts = [], []
+    for page in pages:
+        found = _ENGINE_MARK.match(page)
+        engines.append(found.group(1) if found else LAYOUT)
+        texts.append(page[found.end() :] if found else page)
+    return engines, texts
+
+
+def pages_markdown(
+    doc: pymupdf.Document, numbers: list[int], image_dir: Path, options: ConverterOptions
+) -> list[str]:
+    """The pages' Markdown, each behind the mark of the engine that made it: plain pages
+    from their text layer (layout mode only), the others by pymupdf4llm."""
+    import pymupdf4llm
+
+    plain = plain_pages(doc, numbers) if options.mode == "layout" and options.plain_pages else set()
+    made = {n: engine_mark(FAST) + plain_markdown(doc[n]) for n in plain}
+    rest = [n for n in numbers if n not in plain]
+    if rest:
+        chunks = pymupdf4llm.to_markdown(
+            doc,
+            pages=rest,
+            page_chunks=True,
+            write_images=options.write_images,
+            image_path=str(image_dir),
+            image_format=options.image_format,
+            dpi=options.dpi,
+            filename="page",
+            show_progress=False,
+            **options.engine_options(),
+        )
+        if len(chunks) != len(rest):
+            raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(rest)} pages")
+        for number, chunk in zip(rest, chunks, strict=True):
+            made[number] = engine_mark(LAYOUT) + relative_images(marked_page(chunk), image_dir)
+    return [made[n] for n in numbers]

@@ -1,0 +1,205 @@
+"""Plain pages, and their conversion without the layout model.
+
+Most pages of manuals and books are one column of running text with headings. The layout
+model (pymupdf4llm's layout mode) is what converting a page costs, and on such a page it finds
+what the text layer already says. So a page is converted from its text layer alone when it
+shows nothing the model is needed for: no image, hardly any vector graphics (tables, charts
+and forms are drawn), no two blocks side by side (columns, sidebars), no spans set far apart
+on a line (tables without rules), horizontal text only, in scripts read left to right without
+CJK (right-to-left and vertical text have layout-mode fixes of their own, :mod:`rtl`).
+
+The Markdown follows layout mode's conventions, so both engines' pages read alike and the
+steps after the converter treat them alike: a paragraph per block on one line, headings (a
+block in a larger size than the page's text, or a short bold block) written with their font
+size as :mod:`headers` ranks them over the document, ``**bold**``, ``_italic_``, `` `code` ``,
+``<sup>`` for raised text, links, ``-`` for bulleted items, fenced blocks for monospaced ones,
+and a short block in the top or bottom margin marked as a running head (:mod:`running`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from typing import Any
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
+
+MAX_DRAWINGS = 6
+"""Vector paths a plain page may have: rules under headings, a frame; a table has more."""
+MIN_CHARACTERS = 200
+"""Less text than this (a title page, a figure page) is left to the layout model."""
+_NOT_PLAIN_SCRIPT = re.compile(
+    "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff"  # Hebrew, Arabic, Syriac, Thaana
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+)
+_GAP = 3.0
+"""Spans of one line further apart than this many times the font size: aligned columns."""
+_MARGIN = 0.07
+"""Share of the page height at its top and bottom where running heads stand."""
+_BULLET = re.compile(
+    "^[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2219\u00b7\u2013\u2014-]\\s*"
+)
+"""A bullet, a dash or a hyphen opening a line: an item of a list."""
+_SUPERSCRIPT, _ITALIC, _MONOSPACED, _BOLD = 1, 2, 8, 16
+_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+
+
+def _side_by_side(boxes: list[tuple[float, float, float, float]]) -> bool:
+    """Whether two of the boxes share a band of the page without sharing its width."""
+    for n, (x0, y0, x1, y1) in enumerate(boxes):
+        for a0, b0, a1, b1 in boxes[n + 1 :]:
+            overlap = min(y1, b1) - max(y0, b0)
+            if overlap > 0.5 * min(y1 - y0, b1 - b0) and (a0 >= x1 or x0 >= a1):
+                return True
+    return False
+
+
+def _aligned_columns(lines: list[dict[str, Any]]) -> bool:
+    """Whether lines hold spans far apart (a table set without rules, a form)."""
+    for line in lines:
+        spans = [s for s in line["spans"] if s["text"].strip()]
+        for left, right in itertools.pairwise(spans):
+            if right["bbox"][0] - left["bbox"][2] > _GAP * max(left["size"], 1.0):
+                return True
+    return False
+
+
+def _blocks(page: pymupdf.Page) -> list[dict[str, Any]]:
+    return [b for b in page.get_text("dict", flags=_FLAGS)["blocks"] if b.get("lines")]
+
+
+def is_plain(page: pymupdf.Page) -> bool:
+    """Whether ``page`` is one column of text the model would only read as it stands."""
+    if page.get_images(full=False):
+        return False
+    blocks = _blocks(page)
+    text = "".join(s["text"] for b in blocks for line in b["lines"] for s in line["spans"])
+    if len(text.strip()) < MIN_CHARACTERS or _NOT_PLAIN_SCRIPT.search(text):
+        return False
+    lines = [line for b in blocks for line in b["lines"]]
+    if any(abs(line["dir"][1]) > 1e-3 for line in lines) or _aligned_columns(lines):
+        return False
+    if _side_by_side([tuple(b["bbox"]) for b in blocks]):
+        return False
+    return len(page.get_cdrawings()) <= MAX_DRAWINGS
+
+
+def plain_pages(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
+    """The pages of ``numbers`` that :func:`is_plain`; a page that cannot be read is not."""
+    found = set()
+    for number in numbers:
+        try:
+            if is_plain(doc[number]):
+                found.add(number)
+        except Exception:  # the layout engine will say what is wrong with it
+            continue
+    return found
+
+
+def _styled(text: str, flags: int) -> str:
+    core = text.strip()
+    if not core:
+        return text
+    if flags & _MONOSPACED:
+        core = f"`{core}`"
+    else:
+        if flags & _ITALIC:
+            core = f"_{core}_"
+        if flags & _BOLD:
+            core = f"**{core}**"
+    if flags & _SUPERSCRIPT:
+        core = f"<sup>{core}</sup>"
+    lead = " " if text[:1].isspace() else ""
+    trail = " " if text[-1:].isspace() else ""
+    return f"{lead}{core}{trail}"
+
+
+def _style(span: dict[str, Any]) -> int:
+    return int(span["flags"]) & (_SUPERSCRIPT | _ITALIC | _MONOSPACED | _BOLD)
+
+
+def _line_text(line: dict[str, Any], links: list[tuple[pymupdf.Rect, str]]) -> str:
+    """The line's spans, runs of one style written once, links around their words."""
+    pieces = []
+    for style, spans in itertools.groupby(line["spans"], key=_style):
+        run = list(spans)
+        text = _styled("".join(s["text"] for s in run), style)
+        box = pymupdf.Rect(run[0]["bbox"]) | pymupdf.Rect(run[-1]["bbox"])
+        inside = pymupdf.Point(box.x0 + 1, box.y0 + 1)
+        target = next((uri for rect, uri in links if rect.contains(inside)), None)
+        if target and text.strip():
+            text = f"[{text.strip()}]({target})"
+        pieces.append(text)
+    return "".join(pieces).strip()
+
+
+def _joined(lines: list[str]) -> str:
+    """Lines of a paragraph as one, a word broken at a line end kept as ``word- end``
+    (:mod:`tidy` settles it)."""
+    return " ".join(line for line in lines if line)
+
+
+def _kind(block: dict[str, Any], body: int, height: float) -> str:
+    spans = [s for line in block["lines"] for s in line["spans"] if s["text"].strip()]
+    words = sum(len(s["text"].split()) for s in spans)
+    top, bottom = block["bbox"][1], block["bbox"][3]
+    if words <= 15 and (bottom < _MARGIN * height or top > (1 - _MARGIN) * height):
+        return "footer" if top > height / 2 else "header"
+    if all(int(s["flags"]) & _MONOSPACED for s in spans):
+        return "code"
+    if all(round(s["size"]) > body for s in spans) and words <= 20:
+        return "heading"
+    last = spans[-1]["text"].rstrip()
+    bold = all(int(s["flags"]) & _BOLD for s in spans)
+    if bold and len(block["lines"]) <= 2 and words <= 12 and not last.endswith((".", ":")):
+        return "heading"
+    return "text"
+
+
+def plain_markdown(page: pymupdf.Page) -> str:
+    """The Markdown of a plain page (see the module's docstring)."""
+    blocks = sorted(_blocks(page), key=lambda b: (round(b["bbox"][1]), b["bbox"][0]))
+    sizes: Counter[int] = Counter()
+    for block in blocks:
+        for line in block["lines"]:
+            for span in line["spans"]:
+                sizes[round(span["size"])] += len(span["text"].strip())
+    body = sizes.most_common(1)[0][0] if sizes else 0
+    links = [
+        (pymupdf.Rect(link["from"]), link["uri"]) for link in page.get_links() if link.get("uri")
+    ]
+    out = []
+    for block in blocks:
+        kind = _kind(block, body, page.rect.height)
+        lines = [_line_text(line, links) for line in block["lines"]]
+        if kind == "code":
+            raw = ["".join(s["text"] for s in line["spans"]) for line in block["lines"]]
+            out.append("```\n" + "\n".join(raw) + "\n```")
+        elif kind in ("header", "footer"):
+            out.append(f"<!--running {kind}--> {_joined(lines)}")
+        elif kind == "heading":
+            size = max(round(s["size"]) for line in block["lines"] for s in line["spans"])
+            plain = " ".join("".join(s["text"] for s in line["spans"]) for line in block["lines"])
+            out.append("#" * (ENCODED + size) + " " + " ".join(plain.split()))
+        else:
+            out.extend(_paragraphs(lines))
+    return "\n\n".join(out) + "\n"
+
+
+def _continues(paragraph: str, line: str) -> bool:
+    """Whether ``line`` carries on ``paragraph`` (a block MuPDF split mid-sentence)."""
+    return bool(line) and line[:1].islower() and not paragraph.endswith((".", "!", "?", ":"))
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    """A block's lines as paragraphs: bulleted items each on a ``-`` line of their own."""
+    found: list[list[str]] = []
+    for line in lines:
+        if _BULLET.match(line) or not found:
+            found.append([_BULLET.sub("- ", line, count=1)])
+        else:
+            found[-1].append(line)
+    return [_joined(paragraph) for paragraph in found]
