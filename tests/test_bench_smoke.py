@@ -35,6 +35,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Ranking",
         "Embeddings",
         "Memory per document",
+        "Plain pages",
         "Search from a bucket",
         "Serving",
         "A million documents",

@@ -19,6 +19,7 @@ import fidelity
 import hashing
 import index_cache
 import memory
+import plain_pages
 import ranking
 import realworld
 import requests_per_doc
@@ -34,6 +35,7 @@ SECTIONS = (
     "realworld",
     "fidelity",
     "throughput",
+    "plain-pages",
     "requests",
     "memory",
     "claims",
@@ -88,6 +90,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
     if "claims" in wanted:
         add("Claim cost against queue length", claims.scale(args.quick))
         add("Concurrent claimers on moto's server", claims.contention(args.quick))
+    if "plain-pages" in wanted:
+        add("Plain pages: doc-to-markdown with and without them", plain_pages.run(args.quick))
     if "memory" in wanted:
         add("Memory per document: a worker's process tree", memory.run(args.quick))
     if "hashing" in wanted:
