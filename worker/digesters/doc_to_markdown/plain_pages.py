@@ -37,8 +37,13 @@ _NOT_PLAIN_SCRIPT = re.compile(
 )
 _GAP = 3.0
 """Spans of one line further apart than this many times the font size: aligned columns."""
-_MARGIN = 0.07
+_MARGIN = 0.1
 """Share of the page height at its top and bottom where running heads stand."""
+_CELL_GAP = 1.0
+"""Lines of one band this many times the page's largest font size apart: table cells (a
+section number and its title, or a line MuPDF cut at a wide space, stand closer)."""
+_DOT_LEADERS = re.compile(r"(?:\. ?){6,}")
+"""A table of contents: its lines are entries, not a paragraph."""
 _BULLET = re.compile(
     "^[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2219\u00b7\u2013\u2014-]\\s*"
 )
@@ -47,12 +52,16 @@ _SUPERSCRIPT, _ITALIC, _MONOSPACED, _BOLD = 1, 2, 8, 16
 _FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
 
-def _side_by_side(boxes: list[tuple[float, float, float, float]]) -> bool:
-    """Whether two of the boxes share a band of the page without sharing its width."""
-    for n, (x0, y0, x1, y1) in enumerate(boxes):
-        for a0, b0, a1, b1 in boxes[n + 1 :]:
-            overlap = min(y1, b1) - max(y0, b0)
-            if overlap > 0.5 * min(y1 - y0, b1 - b0) and (a0 >= x1 or x0 >= a1):
+def _side_by_side(boxes: list[tuple[float, float, float, float]], gap: float = 0.0) -> bool:
+    """Whether two of the boxes (lines, blocks) share a band of the page without sharing its
+    width, at least ``gap`` apart: columns, a sidebar, the cells of a table's row."""
+    ordered = sorted(boxes, key=lambda box: box[1])
+    for n, (x0, y0, x1, y1) in enumerate(ordered):
+        for a0, b0, a1, b1 in ordered[n + 1 :]:
+            if b0 >= y1:
+                break
+            apart = max(a0 - x1, x0 - a1)
+            if min(y1, b1) - b0 > 0.5 * min(y1 - y0, b1 - b0) and apart >= max(gap, 0.0):
                 return True
     return False
 
@@ -83,6 +92,15 @@ def is_plain(page: pymupdf.Page) -> bool:
     if any(abs(line["dir"][1]) > 1e-3 for line in lines) or _aligned_columns(lines):
         return False
     if _side_by_side([tuple(b["bbox"]) for b in blocks]):
+        return False
+    height = page.rect.height
+    inner = [
+        tuple(line["bbox"])
+        for line in lines
+        if _MARGIN * height < line["bbox"][3] and line["bbox"][1] < (1 - _MARGIN) * height
+    ]  # a running head sets its parts apart (page number, title)
+    size = max((s["size"] for line in lines for s in line["spans"]), default=10.0)
+    if _side_by_side(inner, _CELL_GAP * size) or _DOT_LEADERS.search(text):
         return False
     return len(page.get_cdrawings()) <= MAX_DRAWINGS
 
@@ -146,7 +164,8 @@ def _kind(block: dict[str, Any], body: int, height: float) -> str:
     spans = [s for line in block["lines"] for s in line["spans"] if s["text"].strip()]
     words = sum(len(s["text"].split()) for s in spans)
     top, bottom = block["bbox"][1], block["bbox"][3]
-    if words <= 15 and (bottom < _MARGIN * height or top > (1 - _MARGIN) * height):
+    in_margin = bottom < _MARGIN * height or top > (1 - _MARGIN) * height
+    if in_margin and words <= 15 and all(round(s["size"]) <= body for s in spans):
         return "footer" if top > height / 2 else "header"
     if all(int(s["flags"]) & _MONOSPACED for s in spans):
         return "code"
