@@ -40,8 +40,8 @@ _GAP = 3.0
 _MARGIN = 0.1
 """Share of the page height at its top and bottom where running heads stand."""
 _CELL_GAP = 1.0
-"""Lines of one band this many times the page's largest font size apart: table cells (a
-section number and its title, or a line MuPDF cut at a wide space, stand closer)."""
+"""Lines of one band this many times their font size apart: table cells."""
+_SECTION_NUMBER = re.compile(r"^\(?(?:\d+|[IVXivx]+|[A-Z])(?:\.\d+)*\.?\)?$")
 _DOT_LEADERS = re.compile(r"(?:\. ?){6,}")
 """A table of contents: its lines are entries, not a paragraph."""
 _BULLET = re.compile(
@@ -52,18 +52,42 @@ _SUPERSCRIPT, _ITALIC, _MONOSPACED, _BOLD = 1, 2, 8, 16
 _FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
 
-def _side_by_side(boxes: list[tuple[float, float, float, float]], gap: float = 0.0) -> bool:
-    """Whether two of the boxes (lines, blocks) share a band of the page without sharing its
-    width, at least ``gap`` apart: columns, a sidebar, the cells of a table's row."""
+def _side_by_side(boxes: list[tuple[float, float, float, float]]) -> bool:
+    """Whether two blocks share a band of the page without sharing its width: columns, a
+    sidebar, a figure's labels."""
     ordered = sorted(boxes, key=lambda box: box[1])
     for n, (x0, y0, x1, y1) in enumerate(ordered):
         for a0, b0, a1, b1 in ordered[n + 1 :]:
             if b0 >= y1:
                 break
-            apart = max(a0 - x1, x0 - a1)
-            if min(y1, b1) - b0 > 0.5 * min(y1 - y0, b1 - b0) and apart >= max(gap, 0.0):
+            if min(y1, b1) - b0 > 0.5 * min(y1 - y0, b1 - b0) and (a0 >= x1 or x0 >= a1):
                 return True
     return False
+
+
+def _table_rows(lines: list[dict[str, Any]]) -> int:
+    """How many bands of the page hold lines set apart by a cell's gap (a table's rows): a
+    section number beside its title does not count, nor do lines MuPDF cut at a wide space."""
+    ordered = sorted(lines, key=lambda line: line["bbox"][1])
+    rows = 0
+    for n, line in enumerate(ordered):
+        x0, y0, x1, y1 = line["bbox"]
+        size = max((s["size"] for s in line["spans"]), default=10.0)
+        for other in ordered[n + 1 :]:
+            a0, b0, a1, b1 = other["bbox"]
+            if b0 >= y1:
+                break
+            apart = max(a0 - x1, x0 - a1)
+            left = line if x0 < a0 else other
+            label = "".join(s["text"] for s in left["spans"]).strip()
+            if (
+                min(y1, b1) - b0 > 0.5 * min(y1 - y0, b1 - b0)
+                and apart >= _CELL_GAP * size
+                and not _SECTION_NUMBER.match(label)
+            ):
+                rows += 1
+                break
+    return rows
 
 
 def _aligned_columns(lines: list[dict[str, Any]]) -> bool:
@@ -95,12 +119,11 @@ def is_plain(page: pymupdf.Page) -> bool:
         return False
     height = page.rect.height
     inner = [
-        tuple(line["bbox"])
+        line
         for line in lines
         if _MARGIN * height < line["bbox"][3] and line["bbox"][1] < (1 - _MARGIN) * height
     ]  # a running head sets its parts apart (page number, title)
-    size = max((s["size"] for line in lines for s in line["spans"]), default=10.0)
-    if _side_by_side(inner, _CELL_GAP * size) or _DOT_LEADERS.search(text):
+    if _table_rows(inner) >= 2 or _DOT_LEADERS.search(text):
         return False
     return len(page.get_cdrawings()) <= MAX_DRAWINGS
 
