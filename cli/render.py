@@ -26,9 +26,9 @@ from bucketdigest.monitor.loop import MonitorPass
 from bucketdigest.monitor.status import describe_time_left
 from bucketdigest.runner.local import RunReport
 from bucketdigest.runner.overview import Overview
+from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import IndexStats
 from bucketdigest.search.indexer import IndexReport
-from bucketdigest.search.query import Hit
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
 from bucketdigest.worker.loop import WorkerSummary

@@ -30,9 +30,10 @@ from bucketdigest.monitor.status import Status, collect_status
 from bucketdigest.runner.listing import find_digest, get_result, list_files
 from bucketdigest.runner.overview import Overview, overview
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
+from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import IndexReport, index_bucket
 from bucketdigest.search.location import IndexLocation, index_location
-from bucketdigest.search.query import Hit, Level, Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.filetypes import expand_extensions

@@ -19,8 +19,9 @@ from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
+from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import TERMS
-from bucketdigest.search.snippet import Snippet, coverage, make_snippet
+from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
@@ -77,40 +78,6 @@ class SearchRequest:
             self.file_type.lower().lstrip(".") if self.file_type else None,
             self.tag,
         )
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One result: a chunk (with its page and headings) or a whole document."""
-
-    digest: str
-    score: float
-    title: str
-    names: tuple[str, ...]
-    sources: tuple[str, ...]
-    file_type: str
-    tags: tuple[str, ...]
-    snippet: Snippet
-    page: int | None = None
-    headings: tuple[str, ...] = ()
-    chunk_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form shared by ``search --json`` and the HTTP API."""
-        return {
-            "digest": self.digest,
-            "score": round(self.score, 6),
-            "title": self.title,
-            "names": list(self.names),
-            "sources": list(self.sources),
-            "file_type": self.file_type,
-            "page": self.page,
-            "headings": list(self.headings),
-            "chunk_id": self.chunk_id,
-            "tags": list(self.tags),
-            "snippet": self.snippet.text,
-            "highlights": [list(span) for span in self.snippet.highlights],
-        }
 
 
 SIMILARITY_FLOOR = 0.25

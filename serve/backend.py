@@ -14,8 +14,9 @@ from bucketdigest.ingestor.ingest import default_cache_dir
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings
+from bucketdigest.search.hit import Hit
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Hit, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher, SearchRequest
 from bucketdigest.serve import privacy
 from bucketdigest.serve.documents import (
     DocumentView,

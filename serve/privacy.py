@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bucketdigest.monitor.status import Status
-from bucketdigest.search.query import Hit
+from bucketdigest.search.hit import Hit
 from bucketdigest.serve.documents import DocumentView
 
 HIDDEN = "…"

@@ -17,7 +17,7 @@ _EXPORTS = {
     "IngestSettings": "bucketdigest.ingestor.ingest",
     "WorkerSettings": "bucketdigest.worker.loop",
     "IndexCacheSettings": "bucketdigest.search.cache",
-    "Hit": "bucketdigest.search.query",
+    "Hit": "bucketdigest.search.hit",
     "Mode": "bucketdigest.search.query",
     "ResultZip": "bucketdigest.shared.result",
 }

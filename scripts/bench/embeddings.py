@@ -30,6 +30,8 @@ def _recall(
     vectors: np.ndarray,
     queries: list[Query],
 ) -> str:
+    if not queries:
+        return "-"
     asked = embedder.encode([q.text for q in queries])
     ranks = []
     for query, vector in zip(queries, asked, strict=True):
