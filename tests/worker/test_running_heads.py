@@ -81,7 +81,9 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
     make_pdf(tmp_path / "in" / "book.pdf", title="Heads", pages=2)
     bucket = tmp_path / "bucket"
     done = subprocess.run(
-        [*CLI, "run", str(tmp_path / "in"), "--bucket", str(bucket)], capture_output=True, text=True
+        [*CLI, "run", str(tmp_path / "in"), "--bucket", str(bucket), "--plain-pages"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     found = False

@@ -32,9 +32,11 @@ class ConverterOptions:
     keep_headers: bool = False
     """Leave running headers, footers and page numbers in the text (else they go to
     ``pages.json``, see :mod:`running`)."""
-    plain_pages: bool = True
+    plain_pages: bool = False
     """In layout mode, convert plain pages (one column of text: :mod:`plain_pages`) from
-    their text layer alone, the layout model only the others."""
+    their text layer alone, the layout model only the others. Off by default: on the
+    real-world corpus it read 15% of pages that way for 1.04x overall (1.29x on papers) and
+    the fidelity bench lost two "present" facts (docs/benchmarks.md)."""
     range_pages: int = 50
     """Pages converted together, and saved together in checkpoints. The converter ranks the
     header font sizes of the pages it is given, so this is also the header levels' context."""
