@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from bucketdigest.shared import keys, queue
@@ -14,7 +14,7 @@ from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun, WorkerNote
-from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.store import Store
 
 
 @dataclass(frozen=True)
@@ -92,16 +92,16 @@ def describe_duration(seconds: float | None) -> str:
     return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
 
 
-def _count_per_minute(finished: Iterable[ObjectInfo], now: datetime) -> tuple[int, list[int]]:
+def _count_per_minute(finished: Iterable[float], now: datetime) -> tuple[int, list[int]]:
     """How many results there are, and how many were written in each of the last
-    ``WINDOW_MINUTES`` minutes (one pass: a million results are read once)."""
+    ``WINDOW_MINUTES`` minutes, from each result's mtime (one pass over a million)."""
     buckets = [0] * WINDOW_MINUTES
-    start = now - timedelta(minutes=WINDOW_MINUTES)
+    end = now.timestamp()
+    start = end - 60 * WINDOW_MINUTES
     total = 0
-    for total, info in enumerate(finished, start=1):  # noqa: B007 (the count is the last)
-        if start <= info.last_modified <= now:
-            index = int((info.last_modified - start).total_seconds() // 60)
-            buckets[min(index, WINDOW_MINUTES - 1)] += 1
+    for total, stamp in enumerate(finished, start=1):  # noqa: B007 (the count is the last)
+        if start <= stamp <= end:
+            buckets[min(int((stamp - start) // 60), WINDOW_MINUTES - 1)] += 1
     return total, buckets
 
 
@@ -116,7 +116,8 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             counts[DocState.of(state)] += 1
             if state is QueueState.FAILED:
                 failed.append((info.last_modified, digest))
-    counts[DocState.DONE], per_minute = _count_per_minute(store.list(keys.OUT_PREFIX), now)
+    finished = store.modified_times(keys.OUT_PREFIX)
+    counts[DocState.DONE], per_minute = _count_per_minute(finished, now)
     status = Status(
         counts={state.value: n for state, n in counts.items()},
         done_per_minute=per_minute,

@@ -38,7 +38,7 @@ class MonitorDuty:
             changed = sweep(store, self.settings).changed
             if self.index is not None and not (leaving and changed):
                 try:
-                    self.index(leaving=leaving)
+                    self.index(store, leaving=leaving)
                 except Exception:
                     log.exception("indexing failed; the worker goes on")
             return changed

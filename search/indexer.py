@@ -30,6 +30,7 @@ from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import Store
@@ -265,14 +266,17 @@ class IndexDuty:
     (for documents without chunks) the embedding model, half a gigabyte that a worker kept
     for the rest of its life when it indexed in its own process. (Indexing in the digester
     process instead kept Lance there beside the converter: a worker's peak was 0.24 GiB
-    higher at the median, docs/benchmarks.md.)"""
+    higher at the median, docs/benchmarks.md.) The process ends with its worker too, and is
+    not started at all while another indexer holds the lease or the index is fresh."""
 
     settings: StoreSettings
     every: float = 60.0
 
-    def __call__(self, leaving: bool = False) -> int:
+    def __call__(self, store: Store, leaving: bool = False) -> int:
+        if not leaving and lease.busy(store, self.every) is not None:
+            return 0  # another worker indexes, or did moments ago: no process to start
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(1, mp_context=context) as indexer:
+        with ProcessPoolExecutor(1, mp_context=context, initializer=exit_with_parent) as indexer:
             run = indexer.submit(
                 _index_once, self.settings, leaving, self.every, LogSetup.current()
             )

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.records import IndexerLease
-from bucketdigest.shared.store import Store
+from bucketdigest.shared.store import Store, StoredObject
 
 
 @dataclass(frozen=True)
@@ -47,17 +47,35 @@ def acquire(
     except NotFound:
         etag = store.put_if_absent(keys.INDEX_WRITER_KEY, mine.to_json())
         return HeldLease(mine, etag) if etag else Busy("another indexer has just started")
-    try:
-        lease = IndexerLease.from_json(current.data)
-        held, expired = bool(lease.holder), now > lease.until
-    except CorruptRecord:
-        lease, held, expired = None, True, True
-    if held and not expired and lease is not None:
-        return Busy(f"{lease.holder} is indexing (since {lease.since:%H:%M:%S})")
-    if not held and now - current.last_modified < timedelta(seconds=min_interval):
-        return Busy("the index was brought up to date moments ago")
+    if (busy := _busy(current, now, min_interval)) is not None:
+        return busy
     etag = store.put_if_match(keys.INDEX_WRITER_KEY, mine.to_json(), current.etag)
     return HeldLease(mine, etag) if etag else Busy("another indexer has just started")
+
+
+def busy(store: Store, min_interval: float = 0.0) -> Busy | None:
+    """Why :func:`acquire` would not take the lease now, read without writing anything, so a
+    worker can see there is nothing for it to do before it starts an indexer; None when the
+    lease is free to take."""
+    try:
+        current = store.get(keys.INDEX_WRITER_KEY)
+    except NotFound:
+        return None
+    return _busy(current, store.now(), min_interval)
+
+
+def _busy(current: StoredObject, now: datetime, min_interval: float) -> Busy | None:
+    """The stored lease at ``now``: held by a live holder, or released less than
+    ``min_interval`` seconds ago (a damaged one is free to take)."""
+    try:
+        lease = IndexerLease.from_json(current.data)
+    except CorruptRecord:
+        return None
+    if lease.holder and now <= lease.until:
+        return Busy(f"{lease.holder} is indexing (since {lease.since:%H:%M:%S})")
+    if not lease.holder and now - current.last_modified < timedelta(seconds=min_interval):
+        return Busy("the index was brought up to date moments ago")
+    return None
 
 
 def renew(store: Store, held: HeldLease, seconds: float) -> HeldLease | None:

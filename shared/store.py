@@ -90,3 +90,9 @@ class Store(Protocol):
         """Objects under ``prefix`` in lexicographic key order, strictly after ``start_after``,
         at most ``limit`` of them. Pages are fetched lazily."""
         ...
+
+    def modified_times(self, prefix: str) -> Iterator[float]:
+        """When each object under ``prefix`` was last written (POSIX seconds), in no
+        particular order: what counting and rates over a million keys need, without the cost
+        of ordering them and building each one's info."""
+        ...

@@ -16,11 +16,9 @@ import importlib
 import logging
 import multiprocessing
 import multiprocessing.connection
-import os
 import re
 import resource
 import signal
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -30,6 +28,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
+from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 
 log = logging.getLogger(__name__)
@@ -83,20 +82,6 @@ def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]
     return (kind, message, traceback.format_exc())
 
 
-def _exit_with_parent() -> None:
-    """Leave at once, quietly, when the worker that started us is gone (killed with SIGKILL,
-    say): a child must never outlive its worker nor print tracebacks about the broken pipe."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
 def _child_main(
     conn: Connection, max_memory: int | None, preload: tuple[str, ...], log_setup: LogSetup
 ) -> None:
@@ -104,7 +89,7 @@ def _child_main(
     If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
     call gets that error as its answer. A closed pipe ends the loop silently. It logs as its
     worker does."""
-    _exit_with_parent()
+    exit_with_parent()
     log_setup.apply()
     try:
         _serve(conn, max_memory, preload)

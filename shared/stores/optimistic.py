@@ -89,5 +89,8 @@ class OptimisticStore:
     ) -> Iterator[ObjectInfo]:
         return self.inner.list(prefix, start_after, limit)
 
+    def modified_times(self, prefix: str) -> Iterator[float]:
+        return self.inner.modified_times(prefix)
+
     def now(self) -> datetime:
         return self.inner.now()

@@ -263,6 +263,9 @@ class S3Store:
                     f"({len(errors)} of {len(batch)} keys not deleted)"
                 )
 
+    def modified_times(self, prefix: str) -> Iterator[float]:
+        return (info.last_modified.timestamp() for info in self.list(prefix))
+
     def list(
         self, prefix: str, start_after: str = "", limit: int | None = None
     ) -> Iterator[ObjectInfo]:

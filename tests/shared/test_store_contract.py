@@ -92,6 +92,15 @@ def test_list_orders_keys_as_s3_does_across_folders(store: Store) -> None:
     assert [info.key for info in store.list("p/")] == ["p/a-c", "p/a/b", "p/a0"]
 
 
+def test_modified_times_are_those_list_gives_for_the_same_prefix(store: Store) -> None:
+    for name in ("out/a.zip", "out/b/c.zip", "outer/d.zip", "out-e.zip", "other/f.zip"):
+        store.put(name, b"PK")
+    for prefix in ("out/", "out", "o", "out/b/", "none/"):
+        listed = sorted(info.last_modified.timestamp() for info in store.list(prefix))
+        assert sorted(store.modified_times(prefix)) == pytest.approx(listed)
+    assert len(list(store.modified_times("out/"))) == 2
+
+
 def test_keys_with_spaces_and_unicode_round_trip(store: Store) -> None:
     key = "registry/docs/Règles du jeu [v2], final.json"
     store.put(key, b"{}")

@@ -1,0 +1,90 @@
+"""A worker's index duty: its indexer process ends with the worker, and no process is started
+when another indexer holds the lease or the index is fresh."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.search import lease
+from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.stores.local import LocalStore
+
+LEAVING_BEHIND_ANOTHER_INDEXER = """
+import os, sys
+from pathlib import Path
+from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.stores.local import LocalStore
+
+if __name__ == "__main__":
+    print(os.getpid(), flush=True)
+    IndexDuty(StoreSettings(bucket=sys.argv[1]))(LocalStore(Path(sys.argv[1])), leaving=True)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(n) for n in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_killed_workers_indexer_exits_with_it(tmp_path: Path) -> None:
+    """A leaving worker's indexer waits for the other indexer; killed meanwhile, the worker
+    must not leave it behind (an orphan kept the worker's stderr open for good, and whoever
+    waited for the worker's output waited for ever)."""
+    store = LocalStore(tmp_path)
+    assert isinstance(lease.acquire(store, "another-machine", seconds=600), lease.HeldLease)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", LEAVING_BEHIND_ANOTHER_INDEXER, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stdout is not None
+    pid = int(worker.stdout.readline())
+    deadline = time.monotonic() + 60
+    while not (children := _children(pid)):
+        assert time.monotonic() < deadline and worker.poll() is None
+        time.sleep(0.1)
+    time.sleep(3)  # the indexer is up and waiting for the lease
+    assert worker.poll() is None and all(_alive(child) for child in children)
+    worker.send_signal(signal.SIGKILL)
+    _, errors = worker.communicate(timeout=20)  # stderr ends only when every writer has gone
+    deadline = time.monotonic() + 5
+    while any(_alive(child) for child in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(child) for child in children)
+    assert "Traceback" not in errors
+
+
+def test_no_indexer_is_started_while_another_holds_the_lease_or_the_index_is_fresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+
+    def no_indexer(*args: object, **kwargs: object) -> None:
+        pytest.fail("an indexer process was started")
+
+    monkeypatch.setattr("bucketdigest.search.indexer.ProcessPoolExecutor", no_indexer)
+    duty = IndexDuty(StoreSettings(bucket=str(tmp_path)), every=60)
+    held = lease.acquire(store, "another-machine", seconds=600)
+    assert isinstance(held, lease.HeldLease)
+    duty(store)
+    lease.release(store, held, "indexed")
+    duty(store)  # released just now: fresh for another minute
