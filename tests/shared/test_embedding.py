@@ -31,7 +31,7 @@ def test_vectors_match_sentence_transformers_for_the_same_model() -> None:
 
 def test_batches_keep_the_order_of_the_texts() -> None:
     embedder = shared_embedder()
-    together = embedder.encode(TEXTS, batch_size=7)
+    together = embedder.encode(TEXTS, batch_tokens=40)
     one_by_one = np.stack([embedder.encode([text])[0] for text in TEXTS])
     assert np.allclose(together, one_by_one, atol=1e-5)
     assert embedder.encode([]).shape == (0, DIMENSION)
