@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
@@ -34,11 +35,11 @@ class MonitorDuty:
     index: IndexDuty | None = None
 
     def __call__(self, store: Store) -> MonitorCall:
-        def duty(leaving: bool = False) -> int:
+        def duty(leaving: bool = False, make_room: Callable[[], None] | None = None) -> int:
             changed = sweep(store, self.settings).changed
             if self.index is not None and not (leaving and changed):
                 try:
-                    self.index(store, leaving=leaving)
+                    self.index(store, leaving=leaving, make_room=make_room)
                 except Exception:
                     log.exception("indexing failed; the worker goes on")
             return changed

@@ -272,9 +272,14 @@ class IndexDuty:
     settings: StoreSettings
     every: float = 60.0
 
-    def __call__(self, store: Store, leaving: bool = False) -> int:
+    def __call__(
+        self, store: Store, leaving: bool = False, make_room: Callable[[], None] | None = None
+    ) -> int:
+        """Index now if it is this worker's turn, calling ``make_room`` first."""
         if not leaving and lease.busy(store, self.every) is not None:
             return 0  # another worker indexes, or did moments ago: no process to start
+        if make_room is not None:
+            make_room()
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=context, initializer=exit_with_parent) as indexer:
             run = indexer.submit(

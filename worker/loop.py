@@ -35,9 +35,13 @@ log = logging.getLogger(__name__)
 
 class MonitorCall(Protocol):
     """A worker's monitor duty: returns how many jobs it changed. ``leaving``: the worker is
-    about to exit for want of work, so duties that run on an interval run now."""
+    about to exit for want of work, so duties that run on an interval run now. ``make_room``
+    is called before a duty starts a process of its own (the indexer), so the worker gives up
+    what it holds between jobs meanwhile (its digester child: the two at once passed 1 GiB)."""
 
-    def __call__(self, leaving: bool = False) -> int: ...
+    def __call__(
+        self, leaving: bool = False, make_room: Callable[[], None] | None = None
+    ) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ class Worker:
         self.worker_id = worker_id or new_worker_id()
         self.on_result = on_result
         self.monitor_duty = monitor_duty
+        self._sandbox = Sandbox(self.settings.limits, preload=preloads())
         self.may_leave = may_leave
         self.stop_requested = threading.Event()
         self._stop_at: float | None = None
@@ -159,7 +164,7 @@ class Worker:
             return 0
         self._last_monitor = time.monotonic()
         try:
-            return self.monitor_duty(leaving=leaving)
+            return self.monitor_duty(leaving=leaving, make_room=self._sandbox.close)
         except Exception:
             log.exception("monitor duty failed; the worker goes on")
             return 0
@@ -167,7 +172,7 @@ class Worker:
     def run(self) -> WorkerSummary:
         """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
         summary = WorkerSummary(self.worker_id)
-        sandbox = Sandbox(self.settings.limits, preload=preloads())
+        sandbox = self._sandbox
         ctx = JobContext(
             store=self.store,
             sandbox=sandbox,
@@ -185,6 +190,7 @@ class Worker:
         with log_context(worker_id=self.worker_id):
             log.info("worker %s started on %s", self.worker_id, self.store.url)
             try:
+                self._run_monitor_duty()  # first: it may stop the digester child to index
                 sandbox.start()
                 summary.exit_reason = self._loop(ctx, summary)
             finally:

@@ -3,6 +3,7 @@ when another indexer holds the lease or the index is fresh."""
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from bucketdigest.search import lease
 from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
 
@@ -20,6 +22,7 @@ LEAVING_BEHIND_ANOTHER_INDEXER = """
 import os, sys
 from pathlib import Path
 from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
 
@@ -88,3 +91,25 @@ def test_no_indexer_is_started_while_another_holds_the_lease_or_the_index_is_fre
     duty(store)
     lease.release(store, held, "indexed")
     duty(store)  # released just now: fresh for another minute
+
+
+def test_the_worker_makes_room_before_its_indexer_starts_and_only_when_one_starts(
+    tmp_path: Path,
+) -> None:
+    """A worker stops its idle digester child before indexing: the two at once passed 1 GiB."""
+    store = LocalStore(tmp_path)
+    duty = IndexDuty(StoreSettings(bucket=str(tmp_path)), every=60)
+    children_at_call: list[int] = []
+
+    def make_room() -> None:
+        children_at_call.append(len(multiprocessing.active_children()))
+
+    held = lease.acquire(store, "another-machine", seconds=600)
+    assert isinstance(held, lease.HeldLease)
+    duty(store, make_room=make_room)
+    assert children_at_call == []  # another indexer at work: the worker keeps its child
+    lease.release(store, held, "indexed")
+    time.sleep(0.01)
+    IndexDuty(StoreSettings(bucket=str(tmp_path)), every=0)(store, make_room=make_room)
+    assert children_at_call == [0]  # called once, before the indexer process started
+    assert "index: 0 added" in store.get(keys.INDEX_WRITER_KEY).data.decode()
