@@ -1,4 +1,5 @@
-"""The digester child: it never outlives the worker that started it, and leaves quietly."""
+"""The digester child: it never outlives the worker that started it, leaves quietly, and is
+replaced when a document left it holding too much memory."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 import time
 
 import pytest
+
+from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 pytestmark = pytest.mark.slow
 
@@ -52,3 +55,26 @@ def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback() -> N
         time.sleep(0.05)
     assert not _alive(child)
     assert "Traceback" not in errors
+
+
+_HELD: list[bytes] = []
+
+
+def hold(mebibytes: int) -> int:
+    """Keep ``mebibytes`` resident in the child, as a converter's buffers may; its pid."""
+    _HELD.append(b"\x01" * (mebibytes << 20))
+    return os.getpid()
+
+
+def test_a_child_that_keeps_too_much_after_a_document_is_replaced() -> None:
+    sandbox = Sandbox(SandboxLimits(timeout=60, recycle_above=300 << 20))
+    try:
+        first = sandbox.call(hold, 10)
+        sandbox.document_done()
+        assert sandbox.call(hold, 10) == first  # a light child is kept for the next one
+        sandbox.document_done()
+        assert sandbox.call(hold, 400) == first
+        sandbox.document_done()
+        assert sandbox.call(hold, 10) != first  # the heavy one was replaced
+    finally:
+        sandbox.close()
