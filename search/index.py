@@ -15,8 +15,11 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from bucketdigest.search.location import IndexLocation
@@ -205,8 +208,6 @@ class SearchIndex:
         due. After it, every index covers every row: workers add a fragment per commit, and
         rows no index covers would be scanned on every query. The two tables are maintained
         at once (Lance builds indexes without the GIL; a rebuild's ends a fifth sooner)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(1) as other:
             documents = other.submit(_maintain_table, DOCUMENTS, self.documents, force)
             done = _maintain_table(CHUNKS, self.chunks, force)
@@ -220,23 +221,28 @@ def _maintain_table(name: str, table: Any, force: bool) -> list[str]:
     rows = table.count_rows()
     if rows == 0:
         return []
-    done = []
     indexes = {config.name for config in table.list_indices()}
     stale = sum(unindexed_rows(table, index) for index in indexes)
+    missing: dict[str, Callable[[], object]] = {}
     if FULL_TEXT_INDEX not in indexes:
-        table.create_index(TERMS, config=FTS(with_position=True))
-        done.append(f"{name}: full-text index")
+        missing[f"{name}: full-text index"] = partial(
+            table.create_index, TERMS, config=FTS(with_position=True)
+        )
     for column, kind in FILTER_INDEXES.items():
         if f"{column}_idx" not in indexes:
-            table.to_lance().create_scalar_index(column, kind)
-            done.append(f"{name}: {kind.lower()} index on {column}")
+            missing[f"{name}: {kind.lower()} index on {column}"] = partial(
+                table.to_lance().create_scalar_index, column, kind
+            )
     if rows >= VECTOR_INDEX_FROM and "vector_idx" not in indexes:
         partitions = max(8, int(rows**0.5) // 4)
         config = IvfSq(
             distance_type="cosine", num_partitions=partitions, sample_rate=TRAINING_SAMPLES
         )
-        table.create_index("vector", config=config)
-        done.append(f"{name}: vector index")
+        missing[f"{name}: vector index"] = partial(table.create_index, "vector", config=config)
+    with ThreadPoolExecutor(max(1, len(missing))) as builders:  # Lance builds without the GIL
+        for build in [builders.submit(create) for create in missing.values()]:
+            build.result()
+    done = list(missing)
     fragments = table.stats()["fragment_stats"]["num_fragments"]
     if force or fragments > COMPACT_FROM_FRAGMENTS:
         table.optimize(cleanup_older_than=timedelta(hours=1))
