@@ -15,10 +15,17 @@ from pathlib import Path
 
 from bucketdigest.shared.result import IMAGES_DIR, OCR_DIR, PAGES_DIR, WEB_DIR
 
-_IMAGE_LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-"""An HTML tag, not any text in angle brackets: ``<0, 0, 1>`` in a code listing is content."""
+_IMAGE_LINK = re.compile(r"!\[[^\]]*(?<!\\)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)(?<!\\)\]\([^)]*\)")
+"""A link; not printed text whose bracket is escaped (``\\setkomainfont[<name>\\](<Regular>)``)."""
+_HTML_ELEMENTS = (
+    "a|abbr|b|bdi|bdo|big|blockquote|br|caption|center|cite|code|col|colgroup|dd|del|details|"
+    "dfn|div|dl|dt|em|figcaption|figure|font|h[1-6]|hr|i|img|ins|kbd|li|mark|ol|p|pre|q|s|samp|"
+    "small|span|strike|strong|sub|summary|sup|table|tbody|td|tfoot|th|thead|tr|tt|u|ul|var|wbr"
+)
+_HTML_TAG = re.compile(rf"</?(?:{_HTML_ELEMENTS})(?:\s[^<>]*)?/?>", re.IGNORECASE)
+"""An HTML tag, not any text in angle brackets: ``<0, 0, 1>`` in a code listing and
+``<basename>`` in a manual's command syntax are content."""
 _LINE_SYNTAX = re.compile(r"^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.MULTILINE)
 _EMPHASIS = re.compile(r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
@@ -79,7 +86,7 @@ def has_text(markdown: str) -> bool:
 
 def plain_text(markdown: str) -> str:
     """Markdown without its syntax (images, link targets, comments, tags, emphasis, table
-    rules) and without footnote marks."""
+    rules, the escape of a bracket that is not a link's) and without footnote marks."""
     text = _IMAGE_LINK.sub(" ", markdown)
     text = _LINK.sub(r"\1", text)
     text = _COMMENT.sub(" ", text)
@@ -88,7 +95,7 @@ def plain_text(markdown: str) -> str:
     text = _TABLE_RULE.sub("", text)
     text = _LINE_SYNTAX.sub("", text)
     text = _EMPHASIS.sub(r"\2", text)
-    text = text.replace("|", " ")
+    text = text.replace("|", " ").replace("\\](", "](")
     return re.sub(r"[ \t]+", " ", text).strip()
 
 

@@ -80,7 +80,8 @@ class Summary(Digester):
             }
             content["truncated_input"] = len(text) > llm.max_input_chars
         else:
-            summary = extractive_summary(text)
+            # plain sentences written as Markdown: printed brackets must not read as a link
+            summary = extractive_summary(text).replace("](", "\\](")
             content = {"producer": "extractive", "sentences": SENTENCES}
         content["text"] = summary
         data = (summary + "\n").encode() if summary else b""

@@ -49,7 +49,9 @@ def pages_markdown(
     import pymupdf4llm
 
     plain = plain_pages(doc, numbers) if options.mode == "layout" and options.plain_pages else set()
-    made = {n: engine_mark(FAST) + plain_markdown(doc[n]) for n in plain}
+    made = {
+        n: engine_mark(FAST) + relative_images(plain_markdown(doc[n]), image_dir) for n in plain
+    }
     rest = [n for n in numbers if n not in plain]
     if rest:
         chunks = pymupdf4llm.to_markdown(

@@ -45,7 +45,8 @@ def with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]
             sum(words.values()) >= TEXT_LAYER_MIN_WORDS
             and word_recall(markdown, words) < TEXT_LAYER_RECALL
         ):
-            kept.append("\n\n".join([layer, *image_links(markdown)]))
+            text = layer.replace("](", "\\](")  # printed, not a link (see images.py)
+            kept.append("\n\n".join([text, *image_links(markdown)]))
             replaced.append(number + 1)
         else:
             kept.append(markdown)
