@@ -49,7 +49,9 @@ def test_printed_text_that_reads_as_a_link_stays_text(tmp_path: Path) -> None:
     page = document.new_page()
     page.insert_text((72, 100), "Font commands", fontsize=18)
     page.insert_text((72, 140), printed, fontsize=11)
-    page.insert_text((72, 160), "The same holds for \\setkosansfont[A](B) in every class.")
+    page.insert_text(
+        (72, 160), "The same holds for \\setkosansfont[A](B) and \\setkomainfont( A )[]( B )."
+    )
     (tmp_path / "in").mkdir()
     document.save(tmp_path / "in" / "fonts.pdf")
     bucket = tmp_path / "bucket"

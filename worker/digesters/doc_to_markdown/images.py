@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from bucketdigest.shared.result import IMAGES_DIR
 
-_LINK_TARGET = re.compile(r"(\]\()([^)\s]+)(\))")
+_LINK_TARGET = re.compile(r"(\]\()\s*([^)\s]+)\s*(\))")
 
 
 def relative_images(markdown: str, image_dir: Path) -> str:
