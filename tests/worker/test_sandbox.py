@@ -57,24 +57,22 @@ def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback() -> N
     assert "Traceback" not in errors
 
 
-_HELD: list[bytes] = []
-
-
-def hold(mebibytes: int) -> int:
-    """Keep ``mebibytes`` resident in the child, as a converter's buffers may; its pid."""
-    _HELD.append(b"\x01" * (mebibytes << 20))
-    return os.getpid()
+HOLD = "import sys; sys.held = [*getattr(sys, 'held', []), b'\\x01' * ({mebibytes} << 20)]"
+"""Run in the child by ``exec``: keep memory resident, as a converter's buffers may (the child
+imports no test module: a clean checkout's pytest does not put ``tests`` on its path)."""
+PID = "__import__('os').getpid()"
 
 
 def test_a_child_that_keeps_too_much_after_a_document_is_replaced() -> None:
     sandbox = Sandbox(SandboxLimits(timeout=60, recycle_above=300 << 20))
     try:
-        first = sandbox.call(hold, 10)
+        first = sandbox.call(eval, PID)
+        for mebibytes in (10, 10):
+            sandbox.call(exec, HOLD.format(mebibytes=mebibytes))
+            sandbox.document_done()
+            assert sandbox.call(eval, PID) == first  # a light child is kept for the next one
+        sandbox.call(exec, HOLD.format(mebibytes=400))
         sandbox.document_done()
-        assert sandbox.call(hold, 10) == first  # a light child is kept for the next one
-        sandbox.document_done()
-        assert sandbox.call(hold, 400) == first
-        sandbox.document_done()
-        assert sandbox.call(hold, 10) != first  # the heavy one was replaced
+        assert sandbox.call(eval, PID) != first  # the heavy one was replaced
     finally:
         sandbox.close()
