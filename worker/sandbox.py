@@ -139,10 +139,10 @@ collection takes ~35 ms in a child holding the layout model, and most calls (tag
 chunks) grow it by nothing."""
 
 
-def _resident() -> int:
-    """This process's resident memory in bytes (0 where /proc is not)."""
+def _resident(pid: int | str = "self") -> int:
+    """A process's resident memory in bytes (0 where /proc is not)."""
     try:
-        with open("/proc/self/statm") as statm:
+        with open(f"/proc/{pid}/statm") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
@@ -271,11 +271,7 @@ class Sandbox:
         pid = self._process.pid if self._process is not None else None
         if self.limits.recycle_above is None or pid is None:
             return False
-        try:
-            with open(f"/proc/{pid}/statm") as statm:
-                resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
-            return False
+        resident = _resident(pid)
         if resident <= self.limits.recycle_above:
             return False
         log.info("replacing the digester child: %s resident", _format_bytes(resident))
