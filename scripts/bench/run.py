@@ -91,7 +91,9 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Claim cost against queue length", claims.scale(args.quick))
         add("Concurrent claimers on moto's server", claims.contention(args.quick))
     if "plain-pages" in wanted:
-        add("Plain pages: doc-to-markdown with and without them", plain_pages.run(args.quick))
+        add(
+            "doc-to-markdown against bare pymupdf4llm, and plain pages", plain_pages.run(args.quick)
+        )
     if "memory" in wanted:
         add("Memory per document: a worker's process tree", memory.run(args.quick))
     if "hashing" in wanted:

@@ -13,7 +13,8 @@ import pytest
 
 from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.digesters.doc_to_markdown.rtl import line_text, page_text
+from bucketdigest.worker.digesters.doc_to_markdown.rtl import line_text
+from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
 from bucketdigest.worker.pagetext import plain_text, word_counts
 
 SIZE = 14

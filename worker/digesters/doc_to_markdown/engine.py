@@ -44,13 +44,13 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
-from bucketdigest.worker.digesters.doc_to_markdown.rtl import rtl_lines
 from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
+from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import spaced_lines
 from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
@@ -242,7 +242,7 @@ def convert(
             with (
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
-                rtl_lines(),
+                spaced_lines(),
                 html_tables_where_the_layout_has_them(),
             ):
                 converted, reused, taken = _in_ranges(

@@ -11,14 +11,14 @@ seen on the Arabic and Persian PDFs of our real-world corpus:
 - pymupdf4llm orders the spans of a line from left to right: a right-to-left line's spans come
   out in reverse.
 
-So while converting, a line with right-to-left text becomes one span whose text is made here,
-from the glyphs as a text page with ligatures kept and boxes by advance width gives them (ink
-boxes make gaps inside words): ordered by their places on the line, as the Unicode
-bidirectional algorithm would have laid them out (MuPDF's own order is visual on some pages,
-logical on others), a space wherever two glyphs are more than :data:`WORD_GAP` of the font
-size apart (poppler's rule for a word break), and in NFKC form (presentation forms and
-ligatures as their letters, as the Markdown of other lines has them). Pages without
-right-to-left text are left as MuPDF gives them.
+So while converting (see :mod:`.word_spaces`), a line with right-to-left text becomes one span
+whose text is made here, from the glyphs as a text page with ligatures kept and boxes by
+advance width gives them (ink boxes make gaps inside words): ordered by their places on the
+line, as the Unicode bidirectional algorithm would have laid them out (MuPDF's own order is
+visual on some pages, logical on others), a space wherever two glyphs are more than
+:data:`WORD_GAP` of the font size apart (poppler's rule for a word break), and in NFKC form
+(presentation forms and ligatures as their letters, as the Markdown of other lines has them).
+Pages without right-to-left text are left as MuPDF gives them.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,15 +35,13 @@ WORD_GAP = 0.1
 """A gap between two glyphs wider than this share of the font size is a word break
 (``minWordBreakSpace`` in poppler's text output)."""
 
-_RTL_TEXT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+RTL_TEXT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 """Hebrew, Arabic, Syriac, Thaana, N'Ko and their presentation forms; Arabic-Indic digits,
 which MuPDF puts in reverse like the letters around them, are in this range too."""
 
 
 Char = dict[str, Any]
 
-_PLAIN_TEXT = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
-_EXTRACT_DICT = pymupdf.TextPage.extractDICT
 _EXTRACT_RAWDICT = pymupdf.TextPage.extractRAWDICT
 
 _STRONG = {"L": "ltr", "EN": "ltr", "AN": "ltr", "R": "rtl", "AL": "rtl"}
@@ -176,12 +172,13 @@ class Glyphs:
         return [self.chars[place] for place in sorted(found)]
 
 
-def _merged_line(line: dict[str, Any], glyphs: Glyphs) -> None:
-    """Make a line with right-to-left text one span in reading order, with its word spaces."""
+def merge_rtl_line(line: dict[str, Any], glyphs: Glyphs) -> bool:
+    """Make a line with right-to-left text one span in reading order, with its word spaces;
+    whether the line has such text."""
     spans = line["spans"]
     chars = [char for span in spans for char in span["chars"]]
-    if not chars or not _RTL_TEXT.search("".join(c["c"] for c in chars)):
-        return
+    if not chars or not RTL_TEXT.search("".join(c["c"] for c in chars)):
+        return False
     main = max(spans, key=lambda span: len(span["chars"]))
     bbox = pymupdf.Rect(spans[0]["bbox"])
     for span in spans[1:]:
@@ -189,59 +186,4 @@ def _merged_line(line: dict[str, Any], glyphs: Glyphs) -> None:
     merged = {**main, "bbox": tuple(bbox), "origin": spans[0]["origin"], "chars": chars}
     merged["text"] = line_text(glyphs.at(chars) or chars, main["size"])
     line["spans"] = [merged]
-
-
-def _as_dict(blocks: list[dict[str, Any]]) -> None:
-    """Drop the characters, as ``extractDICT`` gives no characters, only span texts."""
-    for block in blocks:
-        for line in block.get("lines", ()):
-            for span in line["spans"]:
-                if "text" not in span:
-                    span["text"] = "".join(char["c"] for char in span["chars"])
-                span.pop("chars", None)
-
-
-def rtl_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """``textpage.extractDICT(...)``, with right-to-left lines spaced and in reading order."""
-    page: dict[str, Any] = _EXTRACT_DICT(textpage, *args, **kwargs)
-    if not any(
-        _RTL_TEXT.search(span["text"])
-        for block in page["blocks"]
-        for line in block.get("lines", ())
-        for span in line["spans"]
-    ):
-        return page
-    try:
-        raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
-        glyphs = Glyphs.of(textpage.parent)
-    except (SystemError, ValueError):
-        return page  # a glyph's code is no character (chr() fails): MuPDF's text as it is
-    for block in raw["blocks"]:
-        for line in block.get("lines", ()):
-            _merged_line(line, glyphs)
-    _as_dict(raw["blocks"])
-    return raw
-
-
-def page_text(page: pymupdf.Page) -> str:
-    """A page's plain text, with right-to-left lines as :func:`rtl_dict` makes them, and
-    ligatures and presentation forms as their letters, as the Markdown has them."""
-    textpage = page.get_textpage(flags=_PLAIN_TEXT)
-    text = str(textpage.extractText())
-    if not _RTL_TEXT.search(text):
-        return text
-    return "\n\n".join(
-        "\n".join("".join(span["text"] for span in line["spans"]) for line in block["lines"])
-        for block in rtl_dict(textpage)["blocks"]
-        if block.get("lines")
-    )
-
-
-@contextmanager
-def rtl_lines() -> Iterator[None]:
-    """While converting, right-to-left lines are spaced and in reading order."""
-    pymupdf.TextPage.extractDICT = rtl_dict  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        pymupdf.TextPage.extractDICT = _EXTRACT_DICT  # type: ignore[method-assign]
+    return True

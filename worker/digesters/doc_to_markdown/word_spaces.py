@@ -1,0 +1,172 @@
+"""The text the converter reads, with the word spaces and order MuPDF gets wrong put right.
+
+pymupdf4llm reads a page's text through ``TextPage.extractDICT`` (both modes, and our plain
+pages through ``Page.get_text("dict")``), its tables' text through ``extractRAWDICT`` and
+``extractWORDS``. While converting, these methods give right-to-left lines in reading order
+with their word spaces (:mod:`.rtl`; not in tables) and Korean lines with theirs
+(:mod:`.hangul`); pages with neither are left as MuPDF gives them, at little cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.hangul import HANGUL_TEXT, space_hangul_line
+from bucketdigest.worker.digesters.doc_to_markdown.rtl import (
+    RTL_TEXT,
+    Glyphs,
+    merge_rtl_line,
+)
+
+_EXTRACT_DICT = pymupdf.TextPage.extractDICT
+_EXTRACT_RAWDICT = pymupdf.TextPage.extractRAWDICT
+_EXTRACT_WORDS = pymupdf.TextPage.extractWORDS
+_WITH_LIGATURES = pymupdf.TEXTFLAGS_TEXT
+_PLAIN_TEXT = _WITH_LIGATURES & ~pymupdf.TEXT_PRESERVE_LIGATURES
+"""Ligatures as their letters; on some pages MuPDF then cannot list the characters (a
+ligature's letters are no characters), and the text with ligatures kept is read instead."""
+
+
+def _needs_fixing(text: str) -> bool:
+    return bool(RTL_TEXT.search(text) or HANGUL_TEXT.search(text))
+
+
+def _as_dict(blocks: list[dict[str, Any]]) -> None:
+    """Drop the characters, as ``extractDICT`` gives no characters, only span texts."""
+    for block in blocks:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                if "text" not in span:
+                    span["text"] = "".join(char["c"] for char in span["chars"])
+                span.pop("chars", None)
+
+
+def _fixed(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """The page's text as ``extractDICT`` gives it, with right-to-left and Korean lines made
+    right; None when MuPDF cannot list the page's characters (a glyph's code is no character:
+    ``chr()`` fails)."""
+    try:
+        raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
+        glyphs = Glyphs.of(textpage.parent)
+    except (SystemError, ValueError):
+        return None
+    for block in raw["blocks"]:
+        for line in block.get("lines", ()):
+            if not merge_rtl_line(line, glyphs):
+                space_hangul_line(line, glyphs)
+    _as_dict(raw["blocks"])
+    return raw
+
+
+def spaced_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right."""
+    page: dict[str, Any] = _EXTRACT_DICT(textpage, *args, **kwargs)
+    spans = (
+        span
+        for block in page["blocks"]
+        for line in block.get("lines", ())
+        for span in line["spans"]
+    )
+    if not _needs_fixing("".join(span["text"] for span in spans)):
+        return page
+    return _fixed(textpage, *args, **kwargs) or page
+
+
+def spaced_rawdict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``textpage.extractRAWDICT(...)`` (the text of layout mode's tables), with Korean lines
+    given their word spaces as characters."""
+    page: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
+    lines = [line for block in page["blocks"] for line in block.get("lines", ())]
+    if not any(
+        HANGUL_TEXT.search(char["c"])
+        for line in lines
+        for span in line["spans"]
+        for char in span["chars"]
+    ):
+        return page
+    try:
+        glyphs = Glyphs.of(textpage.parent)
+    except (SystemError, ValueError):
+        return page
+    for line in lines:
+        space_hangul_line(line, glyphs)
+    return page
+
+
+Word = tuple[float, float, float, float, str, int, int, int]
+
+
+def _line_words(chars: list[dict[str, Any]], block: int, line: int, delimiters: str) -> list[Word]:
+    """A line's words as ``extractWORDS`` gives them: runs of characters between spaces and
+    delimiters, each with the union of their boxes."""
+    words: list[Word] = []
+    run: list[dict[str, Any]] = []
+    for char in [*chars, None]:
+        if char is not None and not char["c"].isspace() and char["c"] not in delimiters:
+            run.append(char)
+            continue
+        if run:
+            box = pymupdf.Rect(run[0]["bbox"])
+            for glyph in run[1:]:
+                box |= glyph["bbox"]
+            text = "".join(glyph["c"] for glyph in run)
+            words.append((*tuple(box), text, block, line, len(words)))  # type: ignore[arg-type]
+        run = []
+    return words
+
+
+def spaced_words(textpage: pymupdf.TextPage, delimiters: str | None = None) -> list[Word]:
+    """``textpage.extractWORDS(...)`` (the words table refinement reads), with the words of
+    Korean lines split where :func:`spaced_rawdict` puts spaces."""
+    words: list[Word] = _EXTRACT_WORDS(textpage, delimiters)
+    if not any(HANGUL_TEXT.search(word[4]) for word in words):
+        return words
+    korean: dict[tuple[int, int], list[Word]] = {}
+    for block in spaced_rawdict(textpage)["blocks"]:
+        for number, line in enumerate(block.get("lines", ())):
+            chars = [char for span in line["spans"] for char in span["chars"]]
+            if HANGUL_TEXT.search("".join(char["c"] for char in chars)):
+                key = (block["number"], number)
+                korean[key] = _line_words(chars, *key, delimiters or "")
+    kept = [word for word in words if (word[5], word[6]) not in korean]
+    return sorted(
+        [*kept, *(word for line in korean.values() for word in line)],
+        key=lambda word: word[5:],
+    )
+
+
+def page_text(page: pymupdf.Page) -> str:
+    """A page's plain text, with lines as :func:`spaced_dict` makes them, and ligatures and
+    presentation forms as their letters, as the Markdown has them."""
+    textpage = page.get_textpage(flags=_PLAIN_TEXT)
+    text = str(textpage.extractText())
+    if not _needs_fixing(text):
+        return text
+    fixed = _fixed(textpage) or _fixed(page.get_textpage(flags=_WITH_LIGATURES))
+    if fixed is None:
+        return text
+    return "\n\n".join(
+        "\n".join("".join(span["text"] for span in line["spans"]) for line in block["lines"])
+        for block in fixed["blocks"]
+        if block.get("lines")
+    )
+
+
+@contextmanager
+def spaced_lines() -> Iterator[None]:
+    """While converting, right-to-left and Korean lines are read as :func:`spaced_dict`
+    makes them, the characters and words of Korean lines (which tables are made of) as
+    :func:`spaced_rawdict` and :func:`spaced_words` do."""
+    pymupdf.TextPage.extractDICT = spaced_dict  # type: ignore[method-assign]
+    pymupdf.TextPage.extractRAWDICT = spaced_rawdict  # type: ignore[method-assign]
+    pymupdf.TextPage.extractWORDS = spaced_words  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        pymupdf.TextPage.extractDICT = _EXTRACT_DICT  # type: ignore[method-assign]
+        pymupdf.TextPage.extractRAWDICT = _EXTRACT_RAWDICT  # type: ignore[method-assign]
+        pymupdf.TextPage.extractWORDS = _EXTRACT_WORDS  # type: ignore[method-assign]
