@@ -6,8 +6,11 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 while read -r command package _; do
-  case "$command" in ''|'#'*) continue ;; esac
-  command -v "$command" >/dev/null 2>&1 || need_apt+=("$package")
+  case "$command" in
+    ''|'#'*) continue ;;
+    lib:*) ldconfig -p 2>/dev/null | grep -q "${command#lib:} " || need_apt+=("$package") ;;
+    *) command -v "$command" >/dev/null 2>&1 || need_apt+=("$package") ;;
+  esac
 done < scripts/system-packages.txt
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

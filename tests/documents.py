@@ -6,19 +6,32 @@ from pathlib import Path
 
 import pymupdf
 
+RULES = "Dragons breathe fire once per round. Roll initiative before every battle."
 
-def scanned_pdf(path: Path) -> Path:
-    """A page of text rendered to a picture and placed in a PDF with no text layer."""
+
+def scanned_pdf(path: Path, rotate: int = 0, body: str = RULES) -> Path:
+    """A page of text rendered to a picture and placed in a PDF with no text layer (turned by
+    ``rotate`` degrees, as a page fed upside down into a scanner)."""
     text = pymupdf.open()
     page = text.new_page()
     page.insert_text((72, 100), "Rules of Battle", fontsize=28)
-    page.insert_textbox(
-        pymupdf.Rect(72, 140, 520, 400),
-        "Dragons breathe fire once per round. Roll initiative before every battle.",
-        fontsize=16,
-    )
+    page.insert_textbox(pymupdf.Rect(72, 140, 520, 700), body, fontsize=16)
     scanned = pymupdf.open()
-    scanned.new_page().insert_image(page.rect, pixmap=page.get_pixmap(dpi=200))
+    picture = page.get_pixmap(dpi=200)
+    scanned.new_page().insert_image(page.rect, pixmap=picture, rotate=rotate)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scanned.save(path)
+    return path
+
+
+def chinese_scan_pdf(path: Path, lines: list[str]) -> Path:
+    """Lines of Chinese set large in a picture, in a PDF with no text layer."""
+    text = pymupdf.open()
+    page = text.new_page()
+    for number, line in enumerate(lines):
+        page.insert_text((72, 120 + 60 * number), line, fontname="china-s", fontsize=28)
+    scanned = pymupdf.open()
+    scanned.new_page().insert_image(page.rect, pixmap=page.get_pixmap(dpi=150))
     path.parent.mkdir(parents=True, exist_ok=True)
     scanned.save(path)
     return path

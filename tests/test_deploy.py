@@ -132,8 +132,13 @@ def test_the_image_and_setup_install_from_one_list_of_system_packages() -> None:
         assert "scripts/system-packages.txt" in text
         assert "scripts/torch-cpu.txt" in text
     assert "apt-get install" not in re.sub(r"(?s)awk.*?xargs apt-get install", "", dockerfile)
+    libraries = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
     for command, *_ in rows:
-        assert shutil.which(command), f"{command} is listed but not installed here"
+        if command.startswith("lib:"):
+            library = command.removeprefix("lib:")
+            assert f"{library} " in libraries, f"{library} is listed but not installed here"
+        else:
+            assert shutil.which(command), f"{command} is listed but not installed here"
     pyproject = (ROOT / "pyproject.toml").read_text()
     folders = set(re.findall(r'^"bucketdigest\.\w+" = "(\w+)"$', pyproject, re.MULTILINE))
     assert folders == set(re.findall(r"^COPY (\w+) \1$", dockerfile, re.MULTILINE))

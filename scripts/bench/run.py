@@ -19,6 +19,7 @@ import fidelity
 import hashing
 import index_cache
 import memory
+import ocr_readers
 import plain_pages
 import ranking
 import realworld
@@ -36,6 +37,7 @@ SECTIONS = (
     "fidelity",
     "throughput",
     "plain-pages",
+    "ocr",
     "requests",
     "memory",
     "claims",
@@ -94,6 +96,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add(
             "doc-to-markdown against bare pymupdf4llm, and plain pages", plain_pages.run(args.quick)
         )
+    if "ocr" in wanted:
+        add("OCR readers: Tesseract and PP-OCR on the scanned pages", ocr_readers.run(args.quick))
     if "memory" in wanted:
         add("Memory per document: a worker's process tree", memory.run(args.quick))
     if "hashing" in wanted:

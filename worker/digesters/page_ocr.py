@@ -1,11 +1,14 @@
-"""page-ocr: text for the pages that have no text layer (scans, photos), via Tesseract.
+"""page-ocr: text for the pages that have no text layer (scans, photos), via Tesseract, and
+PP-OCR where Tesseract fails.
 
 PyMuPDF renders the page; Tesseract's command line reads it (from the system's packages,
 Debian: ``tesseract-ocr``, which brings English; PyMuPDF's language data). OCR costs about a
 thousand times more than reading a text layer, so only pages whose Markdown holds no text are
 OCR'd. Each page keeps Tesseract's words with their confidence (``ocr/NNNN.tsv``); its text
-(``ocr/NNNN.md``) holds the lines Tesseract is sure of, and a page that is mostly noise
-(a blank page's grain, handwriting) is doubtful: its text is kept aside
+(``ocr/NNNN.md``) holds the lines Tesseract is sure of. A page Tesseract reads nothing of, or
+mostly noise, is read again by PP-OCR (:mod:`~bucketdigest.worker.rapid_ocr`: Chinese, large
+lettering, labels); its lines go to ``ocr/NNNN.rapidocr.tsv`` and those it is sure of become
+the page's text. A page neither reads is doubtful: its text is kept aside
 (``ocr/NNNN.doubtful.txt``), out of search, tags and summaries, and noted in the problems.
 """
 
@@ -20,10 +23,11 @@ from typing import Any
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.result import PAGE_INDEX, PAGES_DIR, ocr_member, page_number
+from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import has_text
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
-from bucketdigest.worker.tesseract import LINE_FLOOR, read_image
+from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_PIXELS = 25_000_000
@@ -99,7 +103,7 @@ def _kept(
     return kept
 
 
-_ASIDE = (".tsv", ".doubtful.txt")
+_ASIDE = (".tsv", ".rapidocr.tsv", ".doubtful.txt")
 """A page's OCR members besides its text (see :meth:`PageOcr._ocr`)."""
 
 
@@ -112,7 +116,7 @@ def _keep_aside(
         data = predecessor.read(ocr_member(was).removesuffix(".md") + suffix)
         if data is not None:
             content.setdefault("aside", {})[ocr_member(number).removesuffix(".md") + suffix] = data
-    for key in ("confidence", "doubtful"):
+    for key in ("confidence", "doubtful", "second_reader"):
         if str(was) in before.get(key, {}):
             content.setdefault(key, {})[str(number)] = before[key][str(was)]
 
@@ -121,10 +125,10 @@ class PageOcr(Digester):
     name = "page-ocr"
     label = "OCR"
     description = (
-        "Reads the text of pages without a text layer with Tesseract; "
-        "the text is added to those pages in document.md."
+        "Reads the text of pages without a text layer with Tesseract, and with PP-OCR "
+        "where Tesseract fails; the text is added to those pages in document.md."
     )
-    version = "1"
+    version = "2"
     outputs = ("ocr",)
     needs = ("markdown",)
     kinds = frozenset({FileKind.DOCUMENT, FileKind.IMAGE, FileKind.NOTEBOOK})
@@ -145,6 +149,9 @@ class PageOcr(Digester):
         if not textless:
             return {"ocr": Produced({}, content)}
         content["engine"] = f"{tesseract_version()} (lines of mean confidence >= {LINE_FLOOR:g})"
+        if (second := rapid_ocr.version()) is not None:
+            floor = rapid_ocr.SCORE_FLOOR
+            content["engine"] += f", else {second} (lines of score >= {floor:g})"
         if (endpoint := ctx.settings.ocr_endpoint) is not None:
             content["engine"] = f"{endpoint.model} at {endpoint.url}, else {content['engine']}"
         predecessor = open_predecessor(ctx.predecessor)
@@ -193,15 +200,7 @@ class PageOcr(Digester):
                     read = read_image(image, ctx.settings.ocr_language, tessdata, binary)
                 except DigestError as exc:
                     raise DigestError(f"page {number}: {exc}") from exc
-                member = ocr_member(number).removesuffix(".md")
-                if read.words:
-                    aside[f"{member}.tsv"] = read.tsv.encode()
-                    content.setdefault("confidence", {})[str(number)] = read.confidence
-                text = read.trusted
-                if read.doubtful:
-                    aside[f"{member}.doubtful.txt"] = (read.text + "\n").encode()
-                    content.setdefault("doubtful", {})[str(number)] = read.confidence
-                    text = ""
+                text = trusted_text(page, number, read, aside, content)
                 text = _BLANK_LINES.sub("\n\n", text).strip()
                 files[number] = (text + "\n").encode() if text else b""
         content.setdefault("aside", {}).update(aside)
@@ -227,3 +226,45 @@ class PageOcr(Digester):
             return None
         content.setdefault("by_endpoint", []).append(number)
         return text
+
+
+def _second_reading(page: Any, content: dict[str, Any]) -> rapid_ocr.RapidPage | None:
+    """PP-OCR's reading of the page (rendered at :func:`~bucketdigest.worker.rapid_ocr.zoom`),
+    or None when it cannot load (noted once in ``content["problems"]``)."""
+    import pymupdf
+
+    if rapid_ocr.version() is None:
+        return None
+    zoom = rapid_ocr.zoom(page.rect.width, page.rect.height)
+    image = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom)).tobytes("png")
+    try:
+        return rapid_ocr.read_image(image)
+    except DigestError as exc:
+        problems = content.setdefault("problems", [])
+        if str(exc) not in problems:
+            problems.append(f"{exc}; pages Tesseract cannot read stay without text")
+        return None
+
+
+def trusted_text(
+    page: Any, number: int, read: OcrPage, aside: dict[str, bytes], content: dict[str, Any]
+) -> str:
+    """The page's trusted text: Tesseract's, else (nothing read, or mostly noise) PP-OCR's
+    (its score in ``content["second_reader"]``), else none: a page Tesseract read only
+    noise of is doubtful (``content["doubtful"]``), its words kept aside."""
+    member = ocr_member(number).removesuffix(".md")
+    if read.words:
+        aside[f"{member}.tsv"] = read.tsv.encode()
+        content.setdefault("confidence", {})[str(number)] = read.confidence
+    if read.words and not read.doubtful:
+        return read.trusted
+    second = _second_reading(page, content)
+    if second is not None and second.trusted:
+        aside[f"{member}.rapidocr.tsv"] = second.tsv.encode()
+        content.setdefault("second_reader", {})[str(number)] = second.confidence
+        return second.trusted
+    if read.doubtful:
+        aside[f"{member}.doubtful.txt"] = (read.text + "\n").encode()
+        content.setdefault("doubtful", {})[str(number)] = read.confidence
+        return ""
+    return read.trusted
