@@ -3,9 +3,9 @@ wheel ships (detection, Chinese and English recognition, orientation), on onnxru
 
 Measured against Tesseract on the scanned pages of the real-world corpus (docs/benchmarks.md,
 "OCR readers"), Tesseract reads printed Latin text better (every fact of those pages, word
-recall 0.96 against 0.68: PP-OCR's English glues words, "ontheTAPTEMPObutton"), faster and in
-less memory. It is the reader where Tesseract fails: where Tesseract's page is doubtful or
-empty, PP-OCR reads it, and its lines of :data:`SCORE_FLOOR` or more become the page's text:
+recall 0.96 against 0.74: PP-OCR's English glues words, "ontheTAPTEMPObutton"), faster and in
+less memory. It is the reader where Tesseract fails: where Tesseract's page is doubtful (mostly
+noise), PP-OCR reads it, and its lines of :data:`SCORE_FLOOR` or more become the page's text:
 Chinese scans (Tesseract here reads English only), large or stylised lettering, labels on
 photos. Its lines below the floor (a picture's texture read as "uu") are left out.
 """
