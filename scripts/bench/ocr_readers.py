@@ -1,7 +1,7 @@
 """OCR readers on the scanned pages of the real-world corpus: Tesseract as it was (no
 orientation detection), Tesseract as page-ocr runs it (with it), PP-OCR (RapidOCR, the models
 its wheel ships) alone, and page-ocr's choice per page (Tesseract, else PP-OCR where Tesseract
-reads nothing or mostly noise). Every page without a text layer of the "scanned and image"
+reads mostly noise of). Every page without a text layer of the "scanned and image"
 category (the first five of a file); each reader in a process of its own, one after the other.
 Per reader: seconds (render and read), peak memory (its process and Tesseract's), pages with
 trusted text, doubtful pages, the facts of ``facts.jsonl`` on those pages, and word recall on
