@@ -45,6 +45,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
+from bucketdigest.worker.digesters.doc_to_markdown.segmenting import bounded_segmenting
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
@@ -243,6 +244,7 @@ def convert(
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
                 spaced_lines(),
+                bounded_segmenting(),
                 html_tables_where_the_layout_has_them(),
             ):
                 converted, reused, taken = _in_ranges(

@@ -107,12 +107,13 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 7
+TEXT_RULES = 8
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
 space; 6: plain pages from their text layer, :mod:`plain_pages`; 7: Korean word spaces,
-:mod:`hangul`), so a new revision does not keep pages its predecessor made the old way."""
+:mod:`hangul`; 8: pages strewn with vector paths not segmented, :mod:`segmenting`), so a new
+revision does not keep pages its predecessor made the old way."""
 
 
 def converter_version() -> str:
