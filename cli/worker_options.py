@@ -8,7 +8,11 @@ import click
 from bucketdigest.cli.options import max_attempts_option, option_group
 from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.digester import DigestSettings, LlmSettings
-from bucketdigest.worker.digesters.doc_to_markdown.options import MODES, ConverterOptions
+from bucketdigest.worker.digesters.doc_to_markdown.options import (
+    LAYOUT_FEATURES,
+    MODES,
+    ConverterOptions,
+)
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.sandbox import SandboxLimits
 
@@ -26,6 +30,7 @@ def _worker(
     converter_mode: str,
     keep_headers: bool,
     plain_pages: bool,
+    layout_features: str,
     ocr_language: str,
     llm_url: str | None,
     llm_model: str | None,
@@ -66,7 +71,10 @@ def _worker(
         schedule=schedule,
         digest=DigestSettings(
             converter=ConverterOptions(
-                mode=converter_mode, keep_headers=keep_headers, plain_pages=plain_pages
+                mode=converter_mode,
+                keep_headers=keep_headers,
+                plain_pages=plain_pages,
+                layout_features=layout_features,
             ),
             ocr_language=ocr_language,
             llm=llm,
@@ -154,12 +162,22 @@ worker_options = option_group(
         "go to pages.json, out of pages, chunks and summaries).",
     ),
     click.option(
-        "--plain-pages",
-        is_flag=True,
+        "--plain-pages/--no-plain-pages",
+        default=ConverterOptions.plain_pages,
+        show_default=True,
         envvar="BUCKETDIGEST_PLAIN_PAGES",
         help="Convert plain pages (one column of text) from their text layer, the layout "
-        "model only the others: 1.3x faster on papers, but two fewer facts of the fidelity "
-        "bench (docs/benchmarks.md).",
+        "model only the others (docs/benchmarks.md: the same facts, faster).",
+    ),
+    click.option(
+        "--layout-features",
+        type=click.Choice(LAYOUT_FEATURES),
+        default=ConverterOptions.layout_features,
+        show_default=True,
+        envvar="BUCKETDIGEST_LAYOUT_FEATURES",
+        help="What the layout model sees of a page: its text layer and an image of it, its "
+        "text layer alone (faster), or auto: the image only of pages with pictures or "
+        "vector graphics.",
     ),
     click.option(
         "--ocr-language",

@@ -81,7 +81,7 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
     make_pdf(tmp_path / "in" / "book.pdf", title="Heads", pages=2)
     bucket = tmp_path / "bucket"
     done = subprocess.run(
-        [*CLI, "run", str(tmp_path / "in"), "--bucket", str(bucket), "--plain-pages"],
+        [*CLI, "run", str(tmp_path / "in"), "--bucket", str(bucket)],
         capture_output=True,
         text=True,
     )
@@ -100,6 +100,6 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
             assert "cavalry" in chunks and "Downloaded from" not in chunks
             assert "Downloaded from" not in archive.read("summary.md").decode()
     assert found
-    # the journal's plain pages were read from their text layer, the two-column book's by
-    # the layout model
+    # by default, the journal's plain pages were read from their text layer, the two-column
+    # book's by the layout model
     assert sorted(engines) == [["layout", "layout"], ["text"] * 4]

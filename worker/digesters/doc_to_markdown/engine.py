@@ -23,6 +23,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.engines import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import rank_headers, sizes_as_levels
+from bucketdigest.worker.digesters.doc_to_markdown.layout_model import layout_model
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
     Conversion,
@@ -245,6 +246,9 @@ def convert(
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
                 spaced_lines(),
                 bounded_segmenting(),
+                layout_model(options.layout_features)
+                if options.mode == "layout"
+                else contextlib.nullcontext(),
                 html_tables_where_the_layout_has_them(),
             ):
                 converted, reused, taken = _in_ranges(

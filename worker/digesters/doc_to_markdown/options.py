@@ -19,6 +19,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.running import Running
 CONVERTER = "pymupdf4llm"
 MODES = ("layout", "legacy")
 IMAGE_FORMATS = ("png", "jpg")
+LAYOUT_FEATURES = ("auto", "text+image", "text")
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,14 @@ class ConverterOptions:
     keep_headers: bool = False
     """Leave running headers, footers and page numbers in the text (else they go to
     ``pages.json``, see :mod:`running`)."""
-    plain_pages: bool = False
+    plain_pages: bool = True
     """In layout mode, convert plain pages (one column of text: :mod:`plain_pages`) from
-    their text layer alone, the layout model only the others. Off by default: on the
-    real-world corpus it read 15% of pages that way for 1.04x overall (1.29x on papers) and
-    the fidelity bench lost two "present" facts (docs/benchmarks.md)."""
+    their text layer alone, the layout model only the others: the same facts of the fidelity
+    bench and faster (docs/benchmarks.md)."""
+    layout_features: str = "auto"
+    """What the layout model sees of a page (:mod:`layout_model`): its text layer and an
+    image of it, its text layer alone, or (auto) the image only where it has pictures or
+    vector graphics."""
     range_pages: int = 50
     """Pages converted together, and saved together in checkpoints. The converter ranks the
     header font sizes of the pages it is given, so this is also the header levels' context."""
@@ -50,6 +54,10 @@ class ConverterOptions:
             )
         if not 36 <= self.dpi <= 600:
             raise ValueError(f"image dpi must be between 36 and 600, not {self.dpi}")
+        if self.layout_features not in LAYOUT_FEATURES:
+            raise ValueError(
+                f"layout features must be one of {LAYOUT_FEATURES}, not {self.layout_features!r}"
+            )
         if not 1 <= self.range_pages <= 1000:
             raise ValueError(f"range_pages must be between 1 and 1000, not {self.range_pages}")
 
@@ -107,12 +115,14 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 8
+TEXT_RULES = 9
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
 space; 6: plain pages from their text layer, :mod:`plain_pages`; 7: Korean word spaces,
-:mod:`hangul`; 8: pages strewn with vector paths not segmented, :mod:`segmenting`), so a new
+:mod:`hangul`; 8: pages strewn with vector paths not segmented, :mod:`segmenting`; 9: plain
+pages by default, Chinese, Japanese and Korean ones too, and pages without pictures or
+drawings read by the layout model that sees their text alone, :mod:`layout_model`), so a new
 revision does not keep pages its predecessor made the old way."""
 
 

@@ -5,8 +5,9 @@ model (pymupdf4llm's layout mode) is what converting a page costs, and on such a
 what the text layer already says. So a page is converted from its text layer alone when it
 shows nothing the model is needed for: no image, hardly any vector graphics (tables, charts
 and forms are drawn), no two blocks side by side (columns, sidebars), no spans set far apart
-on a line (tables without rules), horizontal text only, in scripts read left to right without
-CJK (right-to-left and vertical text have layout-mode fixes of their own, :mod:`rtl`).
+on a line (tables without rules), horizontal text only, in scripts read left to right
+(right-to-left text has layout-mode fixes of its own, :mod:`rtl`; Chinese, Japanese and
+Korean lines are joined as layout mode's are, :mod:`tidy`, :mod:`hangul`).
 
 The Markdown follows layout mode's conventions, so both engines' pages read alike and the
 steps after the converter treat them alike: a paragraph per block on one line, headings (a
@@ -32,13 +33,15 @@ MAX_DRAWINGS = 6
 MIN_CHARACTERS = 200
 """Less text than this (a title page, a figure page) is left to the layout model."""
 _NOT_PLAIN_SCRIPT = re.compile(
-    "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff"  # Hebrew, Arabic, Syriac, Thaana
-    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+    "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]"  # Hebrew, Arabic, Syriac, Thaana
 )
 _GAP = 3.0
 """Spans of one line further apart than this many times the font size: aligned columns."""
 _MARGIN = 0.1
 """Share of the page height at its top and bottom where running heads stand."""
+_RUNNING_GAP = 1.0
+"""A running head stands further than this many body sizes from the text; closer, a block in
+the margin is the text's own first or last paragraph."""
 _CELL_GAP = 1.0
 """Lines of one band this many times their font size apart: table cells."""
 _SECTION_NUMBER = re.compile(r"^\(?(?:\d+|[IVXivx]+|[A-Z])(?:\.\d+)*\.?\)?$")
@@ -48,6 +51,7 @@ _BULLET = re.compile(
     "^[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2219\u00b7\u2013\u2014-]\\s*"
 )
 """A bullet, a dash or a hyphen opening a line: an item of a list."""
+_BROKEN_WORD = re.compile(r"[^\W\d_]{3,}-$")
 _SUPERSCRIPT, _ITALIC, _MONOSPACED, _BOLD = 1, 2, 8, 16
 _FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
@@ -178,27 +182,80 @@ def _line_text(line: dict[str, Any], links: list[tuple[pymupdf.Rect, str]]) -> s
 
 
 def _joined(lines: list[str]) -> str:
-    """Lines of a paragraph as one, a word broken at a line end kept as ``word- end``
-    (:mod:`tidy` settles it)."""
-    return " ".join(line for line in lines if line)
+    """Lines of a paragraph as one, as layout mode joins them: a word of three letters or more
+    broken at a line end loses its hyphen (:mod:`tidy` gives a compound its own back)."""
+    joined = ""
+    for line in (line for line in lines if line):
+        if _BROKEN_WORD.search(joined):
+            joined = joined[:-1] + line
+        else:
+            joined = f"{joined} {line}" if joined else line
+    return joined
 
 
-def _kind(block: dict[str, Any], body: int, height: float) -> str:
-    spans = [s for line in block["lines"] for s in line["spans"] if s["text"].strip()]
+def _kind(block: dict[str, Any], body: int, height: float, apart: tuple[float, float]) -> str:
+    """What a block is; ``apart``: its distance from the blocks above and below it."""
+    spans = _spans(block["lines"])
     words = sum(len(s["text"].split()) for s in spans)
     top, bottom = block["bbox"][1], block["bbox"][3]
-    in_margin = bottom < _MARGIN * height or top > (1 - _MARGIN) * height
-    if in_margin and words <= 15 and all(round(s["size"]) <= body for s in spans):
-        return "footer" if top > height / 2 else "header"
+    small = words <= 15 and all(round(s["size"]) <= body for s in spans)
+    if small and bottom < _MARGIN * height and apart[1] >= _RUNNING_GAP * body:
+        return "header"
+    if small and top > (1 - _MARGIN) * height and apart[0] >= _RUNNING_GAP * body:
+        return "footer"
     if all(int(s["flags"]) & _MONOSPACED for s in spans):
         return "code"
     if all(round(s["size"]) > body for s in spans) and words <= 20:
         return "heading"
-    last = spans[-1]["text"].rstrip()
-    bold = all(int(s["flags"]) & _BOLD for s in spans)
-    if bold and len(block["lines"]) <= 2 and words <= 12 and not last.endswith((".", ":")):
+    if _is_heading_line(spans, body) and len(block["lines"]) <= 2:
         return "heading"
     return "text"
+
+
+def _is_heading_line(spans: list[dict[str, Any]], body: int) -> bool:
+    """Short bold text (or larger than the body's), not ending a sentence."""
+    words = sum(len(s["text"].split()) for s in spans)
+    styled = all(int(s["flags"]) & _BOLD or round(s["size"]) > body for s in spans)
+    return (
+        bool(spans)
+        and styled
+        and words <= 12
+        and not spans[-1]["text"].rstrip().endswith((".", ":"))
+    )
+
+
+def _headings_apart(blocks: list[dict[str, Any]], body: int) -> list[dict[str, Any]]:
+    """Blocks whose first lines are a heading (a number, a title) over a paragraph in another
+    style (MuPDF put a section's title and its first paragraph in one block), each as two."""
+    out = []
+    for block in blocks:
+        lines = block["lines"]
+        title = 0
+        while title < len(lines) and _is_heading_line(_spans(lines[: title + 1]), body):
+            title += 1
+        if 0 < title < len(lines):
+            for part in (lines[:title], lines[title:]):
+                box = pymupdf.Rect(part[0]["bbox"])
+                for line in part[1:]:
+                    box |= pymupdf.Rect(line["bbox"])
+                out.append({**block, "lines": part, "bbox": tuple(box)})
+        else:
+            out.append(block)
+    return out
+
+
+def _spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [s for line in lines for s in line["spans"] if s["text"].strip()]
+
+
+def _gaps(blocks: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """Each block's distance from the block above it and the one below (a page edge: inf)."""
+    if not blocks:
+        return []
+    edges = [(b["bbox"][1], b["bbox"][3]) for b in blocks]
+    above = [-float("inf"), *(bottom for _, bottom in edges[:-1])]
+    below = [*(top for top, _ in edges[1:]), float("inf")]
+    return [(t - up, down - b) for (t, b), up, down in zip(edges, above, below, strict=True)]
 
 
 def plain_markdown(page: pymupdf.Page) -> str:
@@ -210,12 +267,13 @@ def plain_markdown(page: pymupdf.Page) -> str:
             for span in line["spans"]:
                 sizes[round(span["size"])] += len(span["text"].strip())
     body = sizes.most_common(1)[0][0] if sizes else 0
+    blocks = _headings_apart(blocks, body)
     links = [
         (pymupdf.Rect(link["from"]), link["uri"]) for link in page.get_links() if link.get("uri")
     ]
     out = []
-    for block in blocks:
-        kind = _kind(block, body, page.rect.height)
+    for block, apart in zip(blocks, _gaps(blocks), strict=True):
+        kind = _kind(block, body, page.rect.height, apart)
         lines = [_line_text(line, links) for line in block["lines"]]
         if kind == "code":
             raw = ["".join(s["text"] for s in line["spans"]) for line in block["lines"]]
@@ -229,11 +287,6 @@ def plain_markdown(page: pymupdf.Page) -> str:
         else:
             out.extend(_paragraphs(lines))
     return "\n\n".join(out) + "\n"
-
-
-def _continues(paragraph: str, line: str) -> bool:
-    """Whether ``line`` carries on ``paragraph`` (a block MuPDF split mid-sentence)."""
-    return bool(line) and line[:1].islower() and not paragraph.endswith((".", "!", "?", ":"))
 
 
 def _paragraphs(lines: list[str]) -> list[str]:
