@@ -170,6 +170,7 @@ def _row(label: str, docs: list[Measured]) -> tuple[str, ...]:
 def run(quick: bool) -> str:
     files, seconds, overall, roles = measure(quick)
     done = [m for m in files.values() if m.peak]
+    unseen = [m.name for m in files.values() if not m.peak]
     per_category: dict[str, list[Measured]] = defaultdict(list)
     for measured in done:
         per_category[measured.category].append(measured)
@@ -206,4 +207,10 @@ def run(quick: bool) -> str:
         + ".\n\nHeaviest: "
         + "; ".join(f"{m.name} ({m.pages} pages) {_gib(m.peak)} GiB" for m in heaviest)
         + ".\n"
+        + (
+            f"\nNot in the table: {', '.join(sorted(unseen))}, digested between two samples "
+            f"({SAMPLE_SECONDS} s apart).\n"
+            if unseen
+            else ""
+        )
     )

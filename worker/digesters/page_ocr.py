@@ -30,10 +30,11 @@ from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_
 from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image
 
 _BLANK_LINES = re.compile(r"\n{3,}")
-MAX_PIXELS = 25_000_000
-"""The most pixels a page is rendered at for Tesseract: an A3 page at 300 dpi. A poster of
-250 by 500 inches at 300 dpi would be 11 gigapixels, which MuPDF refuses ("Overly large
-image") after a long try, three attempts over; its scan is rarely that fine anyway."""
+MAX_PIXELS = 17_500_000
+"""The most pixels a page is rendered at for Tesseract: an A3 page at 300 dpi (3,508 by 4,961;
+Tesseract's memory grows with them). A poster of 250 by 500 inches at 300 dpi would be 11
+gigapixels, which MuPDF refuses ("Overly large image") after a long try, three attempts over;
+its scan is rarely that fine anyway."""
 
 
 SMALL_PAGE_PIXELS = 3000
