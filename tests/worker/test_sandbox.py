@@ -76,3 +76,25 @@ def test_a_child_that_keeps_too_much_after_a_document_is_replaced() -> None:
         assert sandbox.call(eval, PID) != first  # the heavy one was replaced
     finally:
         sandbox.close()
+
+
+FRAGMENT = (
+    "import sys; blocks = [bytes(1024) for _ in range({count})]; "
+    "sys.held = [*getattr(sys, 'held', []), blocks[-1]]; del blocks"
+)
+"""Run in the child by ``exec``: allocate and free heap blocks, one kept above the others, so
+glibc cannot hand the freed pages back by itself (as a converter's freed buffers stay)."""
+RESIDENT = (
+    "int(open('/proc/self/statm').read().split()[1]) * __import__('os').sysconf('SC_PAGE_SIZE')"
+)
+
+
+def test_a_child_gives_back_the_memory_a_call_freed() -> None:
+    sandbox = Sandbox(SandboxLimits(timeout=60))
+    try:
+        before = sandbox.call(eval, RESIDENT)
+        for _ in range(4):  # each call frees less than would have it collect
+            sandbox.call(exec, FRAGMENT.format(count=20_000))
+        assert sandbox.call(eval, RESIDENT) - before < 12 << 20
+    finally:
+        sandbox.close()
