@@ -21,8 +21,9 @@ import pymupdf
 from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import MAX_DRAWINGS
 
 AUTO, WITH_IMAGE, TEXT = "auto", "text+image", "text"
-_FEATURE_SETS = {WITH_IMAGE: "imf+rf", TEXT: "rf"}
-"""What a model sees: pymupdf's name for its feature set."""
+_FEATURE_SETS = {TEXT: "rf"}
+"""What a model sees: pymupdf's name for its feature set (``imf+rf``, the one that sees the
+page image, is pymupdf's own, made when it activates: not made twice)."""
 _MODELS: dict[str, Any] = {}
 
 
@@ -42,10 +43,6 @@ def features_for(page: pymupdf.Page) -> str:
     return WITH_IMAGE if drawn else TEXT
 
 
-def _by_page(page: pymupdf.Page, **kwargs: Any) -> Any:
-    return _model(features_for(page)).predict(page, **kwargs)
-
-
 @contextmanager
 def layout_model(features: str) -> Iterator[None]:
     """While converting, pages are read by the layout model that sees ``features`` of them
@@ -53,7 +50,14 @@ def layout_model(features: str) -> Iterator[None]:
     import pymupdf.layout  # activates pymupdf's own model, put back after
 
     activated = pymupdf._get_layout
-    pymupdf._get_layout = _by_page if features == AUTO else _model(features).predict
+
+    def reader(features: str) -> Any:
+        return activated if features == WITH_IMAGE else _model(features).predict
+
+    def by_page(page: pymupdf.Page, **kwargs: Any) -> Any:
+        return reader(features_for(page))(page, **kwargs)
+
+    pymupdf._get_layout = by_page if features == AUTO else reader(features)
     try:
         yield
     finally:
