@@ -24,6 +24,7 @@ def _worker(
     page_timeout: float,
     max_memory: int | None,
     jobs_per_child: int,
+    model_threads: int | None,
     max_attempts: int,
     retry_delay: float,
     checkpoint_after: float,
@@ -86,6 +87,7 @@ def _worker(
             per_page=page_timeout,
             max_memory=max_memory << 20 if max_memory else None,
             jobs_per_child=jobs_per_child,
+            model_threads=model_threads,
         ),
     )
 
@@ -129,6 +131,14 @@ worker_options = option_group(
         default=SandboxLimits.jobs_per_child,
         show_default=True,
         help="Replace the digester process after this many documents.",
+    ),
+    click.option(
+        "--model-threads",
+        type=click.IntRange(1),
+        default=None,
+        envvar="BUCKETDIGEST_MODEL_THREADS",
+        help="CPU threads each model (layout, tables, embeddings) of a worker runs on "
+        "[default: the machine's cores shared out among --workers].",
     ),
     max_attempts_option,
     click.option(

@@ -16,6 +16,7 @@ from typing import Any
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import MonitorCall, Worker, WorkerSettings, WorkerSummary
+from bucketdigest.worker.model_threads import share_of_cores
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,15 @@ def _worker_main(
     run_until_signalled(worker)
 
 
+def sharing_cores(settings: WorkerSettings, count: int) -> WorkerSettings:
+    """``settings`` for one of ``count`` workers on this machine: unless they name a thread
+    count for the models, each worker's gets an equal share of the cores."""
+    if settings.limits.model_threads is not None:
+        return settings
+    limits = replace(settings.limits, model_threads=share_of_cores(count))
+    return replace(settings, limits=limits)
+
+
 def run_until_signalled(worker: Worker) -> WorkerSummary:
     """Run ``worker`` in this process; SIGTERM and SIGINT ask it to stop (see ``--grace``)."""
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -59,6 +69,7 @@ def run_workers(
 ) -> list[WorkerSummary]:
     """Run ``count`` workers until they stop: one in this process (its summary is returned),
     or several processes, to which this process passes on SIGTERM and SIGINT."""
+    settings = sharing_cores(settings, count)
     if count == 1:
         store = open_store()
         duty = monitor_duty(store) if monitor_duty is not None else None
@@ -92,6 +103,7 @@ def start_workers(
     ``may_leave``, idle workers exit only once it is set. They log as ``log_setup`` says
     (default: as this process does)."""
     context = multiprocessing.get_context("spawn")
+    settings = sharing_cores(settings, count)
     processes = []
     for index in range(count):
         port = settings.metrics_port

@@ -31,6 +31,7 @@ from typing import Any
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
 from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
+from bucketdigest.worker.model_threads import limit_sessions
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,9 @@ class SandboxLimits:
     Celery's ``worker_max_memory_per_child`` does: a child holds about 0.35-0.42 GiB between
     documents, but one with a 9,000-pixel-square scan kept 0.64 GiB into the next document
     (and its OCR), which took the worker past 1 GiB."""
+    model_threads: int | None = None
+    """CPU threads each model session of the child runs on (:mod:`model_threads`); None:
+    onnxruntime's choice, a thread per core."""
 
 
 def _never() -> str | None:
@@ -89,7 +93,7 @@ def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]
 
 
 def _child_main(
-    conn: Connection, max_memory: int | None, preload: tuple[str, ...], log_setup: LogSetup
+    conn: Connection, limits: SandboxLimits, preload: tuple[str, ...], log_setup: LogSetup
 ) -> None:
     """Loop in the child: receive (function, args), answer ("ok", result) or an error.
     If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
@@ -98,12 +102,15 @@ def _child_main(
     exit_with_parent()
     log_setup.apply()
     try:
-        _serve(conn, max_memory, preload)
+        _serve(conn, limits, preload)
     except (EOFError, OSError):
         return
 
 
-def _serve(conn: Connection, max_memory: int | None, preload: tuple[str, ...]) -> None:
+def _serve(conn: Connection, limits: SandboxLimits, preload: tuple[str, ...]) -> None:
+    max_memory = limits.max_memory
+    if limits.model_threads:
+        limit_sessions(limits.model_threads)
     if max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -194,7 +201,7 @@ class Sandbox:
             parent, child = context.Pipe()
             self._process = context.Process(
                 target=_child_main,
-                args=(child, self.limits.max_memory, self.preload, LogSetup.current()),
+                args=(child, self.limits, self.preload, LogSetup.current()),
                 name="bucketdigest-digester",
                 daemon=True,
             )

@@ -1,0 +1,45 @@
+"""How many CPU threads the models of a digester child run on.
+
+onnxruntime gives a session a thread per core unless told otherwise, and its threads spin
+while they wait for the next operator. pymupdf's layout and table models are small: on 108
+pages of manuals one converter took 15.8 s with onnxruntime's threads but 30.1 s of CPU, and
+20.4 s (20.4 s of CPU) on one thread. With a worker per core every core has pages of its own
+to convert, so the extra threads only take CPU the other workers need: a worker's digester
+child gives the sessions that leave their thread count to onnxruntime an equal share of the
+machine's cores (:func:`share_of_cores`). Sessions that choose their own (the OCR reader's
+one thread) keep it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def share_of_cores(workers: int) -> int:
+    """Threads each of ``workers`` workers on this machine gets: the cores this process may
+    run on, shared out (at least one)."""
+    return max(1, len(os.sched_getaffinity(0)) // workers)
+
+
+def limit_sessions(threads: int) -> None:
+    """onnxruntime sessions made from now on in this process run on ``threads`` threads
+    (``intra_op_num_threads``) unless their options name a count. Called before the models
+    load: pymupdf makes its layout model's sessions when ``pymupdf.layout`` is imported."""
+    import onnxruntime
+
+    made = onnxruntime.InferenceSession
+    if getattr(made, "default_threads", None) is not None:
+        made.default_threads = threads
+        return
+
+    class Session(made):  # type: ignore[misc, valid-type]
+        default_threads = threads
+
+        def __init__(self, path_or_bytes: Any, sess_options: Any = None, *args: Any, **kw: Any):
+            options = sess_options or onnxruntime.SessionOptions()
+            if not options.intra_op_num_threads:
+                options.intra_op_num_threads = Session.default_threads
+            super().__init__(path_or_bytes, options, *args, **kw)
+
+    onnxruntime.InferenceSession = Session
