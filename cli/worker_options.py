@@ -134,11 +134,12 @@ worker_options = option_group(
     ),
     click.option(
         "--model-threads",
-        type=click.IntRange(1),
+        type=click.IntRange(0),
         default=None,
         envvar="BUCKETDIGEST_MODEL_THREADS",
-        help="CPU threads each model (layout, tables, embeddings) of a worker runs on "
-        "[default: the machine's cores shared out among --workers].",
+        help="CPU threads each model (layout, tables, embeddings) of a worker runs on; 0: "
+        "onnxruntime's choice, a thread per core for each [default: the machine's cores "
+        "shared out among --workers].",
     ),
     max_attempts_option,
     click.option(

@@ -22,10 +22,13 @@ def share_of_cores(workers: int) -> int:
     return max(1, len(os.sched_getaffinity(0)) // workers)
 
 
-def limit_sessions(threads: int) -> None:
+def limit_sessions(threads: int | None) -> None:
     """onnxruntime sessions made from now on in this process run on ``threads`` threads
-    (``intra_op_num_threads``) unless their options name a count. Called before the models
-    load: pymupdf makes its layout model's sessions when ``pymupdf.layout`` is imported."""
+    (``intra_op_num_threads``) unless their options name a count (None or 0: onnxruntime's
+    choice). Called before the models load: pymupdf makes its layout model's sessions when
+    ``pymupdf.layout`` is imported."""
+    if not threads:
+        return
     import onnxruntime
 
     made = onnxruntime.InferenceSession

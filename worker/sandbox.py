@@ -60,8 +60,7 @@ class SandboxLimits:
     documents, but one with a 9,000-pixel-square scan kept 0.64 GiB into the next document
     (and its OCR), which took the worker past 1 GiB."""
     model_threads: int | None = None
-    """CPU threads each model session of the child runs on (:mod:`model_threads`); None:
-    onnxruntime's choice, a thread per core."""
+    """Threads each model of the child runs on (:mod:`model_threads`); None or 0: a core each."""
 
 
 def _never() -> str | None:
@@ -97,8 +96,7 @@ def _child_main(
 ) -> None:
     """Loop in the child: receive (function, args), answer ("ok", result) or an error.
     If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
-    call gets that error as its answer. A closed pipe ends the loop silently. It logs as its
-    worker does."""
+    call gets that error as its answer. A closed pipe ends it silently. It logs as its worker."""
     exit_with_parent()
     log_setup.apply()
     try:
@@ -108,10 +106,8 @@ def _child_main(
 
 
 def _serve(conn: Connection, limits: SandboxLimits, preload: tuple[str, ...]) -> None:
-    max_memory = limits.max_memory
-    if limits.model_threads:
-        limit_sessions(limits.model_threads)
-    if max_memory:
+    limit_sessions(limits.model_threads)
+    if max_memory := limits.max_memory:
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

@@ -69,3 +69,5 @@ def test_workers_on_one_machine_share_its_cores() -> None:
     assert sharing_cores(settings, cores * 4).limits.model_threads == 1
     chosen = WorkerSettings(limits=SandboxLimits(model_threads=3))
     assert sharing_cores(chosen, cores * 4).limits.model_threads == 3
+    onnxruntimes_choice = WorkerSettings(limits=SandboxLimits(model_threads=0))
+    assert sharing_cores(onnxruntimes_choice, cores).limits.model_threads == 0
