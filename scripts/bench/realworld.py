@@ -1,6 +1,9 @@
 """Real-world PDFs (``corpus.py``): per category, documents out / failed / lost, pages/s and
-word recall of the Markdown against poppler's ``pdftotext``; and the whole default chain with
-two workers against two bare layout-mode converter loops on the same files, side by side.
+word recall of the Markdown against poppler's ``pdftotext``; the whole default chain with two
+workers against two bare layout-mode converter loops on the same files, side by side (also
+without the file bare pymupdf4llm is slowest on, and with the loops' models on one thread each
+as the chain's workers run theirs); and the chain with the options before the cost-per-page
+work (:data:`BEFORE`), for doc-to-markdown's pages/s per worker both ways.
 
 ``--quick`` uses a few generated PDFs instead (no download): it checks the code runs.
 """
