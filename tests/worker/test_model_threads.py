@@ -3,7 +3,6 @@ the embedding model) run on the worker's share, not on a thread per core each.""
 
 from __future__ import annotations
 
-import gc
 import os
 
 import pytest
@@ -15,37 +14,33 @@ from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 pytestmark = pytest.mark.slow
 
 
-def _tiny_model() -> bytes:
-    """An ONNX model of one Identity node."""
-    from onnx import TensorProto, helper
+SESSION_THREADS = """
+import gc, sys, onnxruntime
+from onnx import TensorProto, helper
 
-    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
-    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
-    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [value], [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model.SerializeToString()
-
-
-def _session_threads(own_threads: int) -> dict[str, list[int]]:
-    """In the child: the thread counts of the sessions pymupdf's layout model loaded, and of
-    a session made now with options naming ``own_threads``."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = own_threads
-    own = onnxruntime.InferenceSession(_tiny_model(), options, providers=["CPUExecutionProvider"])
-    sessions = [o for o in gc.get_objects() if isinstance(o, onnxruntime.InferenceSession)]
-    return {
-        "layout": [s.get_session_options().intra_op_num_threads for s in sessions if s is not own],
-        "own": [own.get_session_options().intra_op_num_threads],
-    }
+value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [value], [out])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+options = onnxruntime.SessionOptions()
+options.intra_op_num_threads = 3
+own = onnxruntime.InferenceSession(model.SerializeToString(), options)
+sessions = [o for o in gc.get_objects() if isinstance(o, onnxruntime.InferenceSession)]
+sys.session_threads = {
+    "layout": [s.get_session_options().intra_op_num_threads for s in sessions if s is not own],
+    "own": [own.get_session_options().intra_op_num_threads],
+}
+"""
+"""Run in the child by ``exec``: the thread counts of the sessions pymupdf's layout model
+loaded, and of a session made then with options naming 3 threads."""
 
 
 def _threads_in(limits: SandboxLimits) -> dict[str, list[int]]:
     sandbox = Sandbox(limits, preload=("pymupdf.layout",))
     try:
-        return sandbox.call(_session_threads, 3)
+        sandbox.call(exec, SESSION_THREADS, {})
+        return sandbox.call(eval, "__import__('sys').session_threads")
     finally:
         sandbox.close()
 
