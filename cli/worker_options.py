@@ -139,7 +139,7 @@ worker_options = option_group(
         envvar="BUCKETDIGEST_MODEL_THREADS",
         help="CPU threads each model (layout, tables, embeddings) of a worker runs on; 0: "
         "onnxruntime's choice, a thread per core for each [default: the machine's cores "
-        "shared out among --workers].",
+        "shared out among --workers; one worker: onnxruntime's choice].",
     ),
     max_attempts_option,
     click.option(

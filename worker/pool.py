@@ -46,8 +46,9 @@ def _worker_main(
 
 def sharing_cores(settings: WorkerSettings, count: int) -> WorkerSettings:
     """``settings`` for one of ``count`` workers on this machine: unless they name a thread
-    count for the models, each worker's gets an equal share of the cores."""
-    if settings.limits.model_threads is not None:
+    count for the models, each worker's gets an equal share of the cores (a lone worker's,
+    onnxruntime's choice: a thread per physical core)."""
+    if settings.limits.model_threads is not None or count == 1:
         return settings
     limits = replace(settings.limits, model_threads=share_of_cores(count))
     return replace(settings, limits=limits)
