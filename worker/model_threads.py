@@ -31,18 +31,11 @@ def limit_sessions(threads: int | None) -> None:
         return
     import onnxruntime
 
-    made = onnxruntime.InferenceSession
-    if getattr(made, "default_threads", None) is not None:
-        made.default_threads = threads
-        return
-
-    class Session(made):  # type: ignore[misc, valid-type]
-        default_threads = threads
-
+    class Session(onnxruntime.InferenceSession):  # type: ignore[misc]
         def __init__(self, path_or_bytes: Any, sess_options: Any = None, *args: Any, **kw: Any):
             options = sess_options or onnxruntime.SessionOptions()
             if not options.intra_op_num_threads:
-                options.intra_op_num_threads = Session.default_threads
+                options.intra_op_num_threads = threads
             super().__init__(path_or_bytes, options, *args, **kw)
 
     onnxruntime.InferenceSession = Session

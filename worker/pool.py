@@ -70,7 +70,6 @@ def run_workers(
 ) -> list[WorkerSummary]:
     """Run ``count`` workers until they stop: one in this process (its summary is returned),
     or several processes, to which this process passes on SIGTERM and SIGINT."""
-    settings = sharing_cores(settings, count)
     if count == 1:
         store = open_store()
         duty = monitor_duty(store) if monitor_duty is not None else None

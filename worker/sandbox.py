@@ -60,7 +60,7 @@ class SandboxLimits:
     documents, but one with a 9,000-pixel-square scan kept 0.64 GiB into the next document
     (and its OCR), which took the worker past 1 GiB."""
     model_threads: int | None = None
-    """Threads each model of the child runs on (:mod:`model_threads`); None or 0: a core each."""
+    """Threads each model of the child runs on (:mod:`model_threads`); None, 0: onnxruntime's."""
 
 
 def _never() -> str | None:
