@@ -16,13 +16,14 @@ from typing import Any
 
 import pymupdf
 
+from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.engines import (
     engine_mark,
     engines_of,
     pages_markdown,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
-from bucketdigest.worker.digesters.doc_to_markdown.headers import rank_headers, sizes_as_levels
+from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
 from bucketdigest.worker.digesters.doc_to_markdown.layout_model import layout_model
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
@@ -45,13 +46,11 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
-from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
 from bucketdigest.worker.digesters.doc_to_markdown.segmenting import bounded_segmenting
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
-from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import spaced_lines
 from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
@@ -258,10 +257,8 @@ def convert(
             pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
         finally:
             doc.close()
-    known = lexicon(pages)
-    bodies, running = split_running([tidy(page, known) for page in pages], options.keep_headers)
-    ranked, headers = rank_headers(bodies)
-    pages = tuple(ranked)
+    done = finished(pages, options.keep_headers, problems)
+    pages = done.pages
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
     if textless:
         listed = ", ".join(map(str, textless[:20])) + (", ..." if len(textless) > 20 else "")
@@ -278,8 +275,8 @@ def convert(
         problems=tuple(problems),
         reused_pages=reused,
         fingerprints=tuple(fingerprints) if fingerprints is not None else None,
-        headers=tuple(headers),
-        running=tuple(running),
+        headers=done.headers,
+        running=done.running,
         kept_pages=taken,
         engines=tuple(engines),
     )

@@ -18,12 +18,13 @@ from typing import Any
 
 _TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _SPANS = ("rowspan", "colspan")
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""Characters lxml refuses in a tree ("All strings must be XML compatible")."""
 
 
 def _text(cell: Any) -> str:
-    """A cell's text on one line: ``<br>`` and line breaks as spaces, ``|`` escaped."""
-    for br in cell.iter("br"):
-        br.tail = " " + (br.tail or "")
+    """A cell's text on one line (``<br>`` became a space before parsing), ``|`` escaped."""
     text = " ".join(cell.text_content().split())
     return text.replace("|", "\\|")
 
@@ -63,8 +64,9 @@ def _html(table: Any) -> str:
 def _converted(match: re.Match[str]) -> str:
     import lxml.html
 
+    source = _NOT_XML.sub(" ", _BREAK.sub(" ", match[0]))
     try:
-        table = lxml.html.fragment_fromstring(match[0])
+        table = lxml.html.fragment_fromstring(source)
     except (ValueError, lxml.etree.ParserError):
         return match[0]
     cells = [[c for c in row if c.tag in ("td", "th")] for row in table.iter("tr")]

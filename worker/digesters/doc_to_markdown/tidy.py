@@ -185,8 +185,8 @@ def _hyphen_restored(text: str, compounds: dict[str, str]) -> str:
     def restore(match: re.Match[str]) -> str:
         word = match[0]
         compound = compounds.get(word.casefold())
-        if compound is None:
-            return word
+        if compound is None or len(compound) - compound.count("-") != len(word):
+            return word  # casefolding changed its length (``ß``, ``ﬁ``): no letter map
         letters = iter(word)
         return "".join("-" if c == "-" else next(letters) for c in compound)
 
