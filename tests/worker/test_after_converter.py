@@ -170,3 +170,26 @@ def test_a_page_the_running_line_step_fails_on_keeps_its_text_without_marks(
         "page 2: running lines failed (ValueError: odd page); "
         "the page is left as it was before that step"
     ]
+
+
+def test_a_word_space_fix_that_raises_leaves_the_page_as_mupdf_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pymupdf
+
+    from bucketdigest.worker.digesters.doc_to_markdown import word_spaces
+
+    def broken_fix(*args: object, **kwargs: object) -> None:
+        raise IndexError("glyph out of range")
+
+    monkeypatch.setattr(word_spaces, "spaced_dict", broken_fix)
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Knights move first.")
+    with word_spaces.spaced_lines() as failed:
+        blocks = doc[0].get_text("dict")["blocks"]
+    spans = [s["text"] for b in blocks for line in b["lines"] for s in line["spans"]]
+    assert "".join(spans) == "Knights move first."
+    assert failed == [
+        "page 1: the word-space and right-to-left fix failed (IndexError: glyph out of range); "
+        "its lines are as MuPDF reads them"
+    ]

@@ -243,7 +243,7 @@ def convert(
             with (
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
-                spaced_lines(),
+                spaced_lines() as fixes_failed,
                 bounded_segmenting(),
                 layout_model(options.layout_features)
                 if options.mode == "layout"
@@ -253,6 +253,7 @@ def convert(
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
                 )
+            problems += dict.fromkeys(fixes_failed)
             engines, converted = engines_of(converted)
             pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
         finally:

@@ -9,7 +9,7 @@ with their word spaces (:mod:`.rtl`; not in tables) and Korean lines with theirs
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,6 +21,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.rtl import (
     Glyphs,
     merge_rtl_line,
 )
+from bucketdigest.worker.sandbox import is_out_of_memory
 
 _EXTRACT_DICT = pymupdf.TextPage.extractDICT
 _EXTRACT_RAWDICT = pymupdf.TextPage.extractRAWDICT
@@ -156,16 +157,44 @@ def page_text(page: pymupdf.Page) -> str:
     )
 
 
+def _or_as_mupdf_reads(
+    fix: Callable[..., Any], extract: Callable[..., Any], failed: list[str]
+) -> Callable[..., Any]:
+    """``fix``, except that where it raises the text is read as MuPDF reads it (the failure
+    noted in ``failed`` with its page): a fix that meets a page it was not made for costs that
+    page its fix, never the page."""
+
+    def guarded(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fix(textpage, *args, **kwargs)
+        except Exception as exc:
+            if is_out_of_memory(exc):
+                raise
+            page = getattr(textpage.parent, "number", None)
+            where = f"page {page + 1}" if isinstance(page, int) else "a page"
+            failed.append(
+                f"{where}: the word-space and right-to-left fix failed "
+                f"({type(exc).__name__}: {exc}); its lines are as MuPDF reads them"
+            )
+            return extract(textpage, *args, **kwargs)
+
+    return guarded
+
+
 @contextmanager
-def spaced_lines() -> Iterator[None]:
+def spaced_lines() -> Iterator[list[str]]:
     """While converting, right-to-left and Korean lines are read as :func:`spaced_dict`
     makes them, the characters and words of Korean lines (which tables are made of) as
-    :func:`spaced_rawdict` and :func:`spaced_words` do."""
-    pymupdf.TextPage.extractDICT = spaced_dict  # type: ignore[method-assign]
-    pymupdf.TextPage.extractRAWDICT = spaced_rawdict  # type: ignore[method-assign]
-    pymupdf.TextPage.extractWORDS = spaced_words  # type: ignore[method-assign]
+    :func:`spaced_rawdict` and :func:`spaced_words` do. Yields the list of pages where a fix
+    failed (read as MuPDF reads them instead)."""
+    failed: list[str] = []
+    pymupdf.TextPage.extractDICT = _or_as_mupdf_reads(spaced_dict, _EXTRACT_DICT, failed)  # type: ignore[method-assign]
+    pymupdf.TextPage.extractRAWDICT = _or_as_mupdf_reads(  # type: ignore[method-assign]
+        spaced_rawdict, _EXTRACT_RAWDICT, failed
+    )
+    pymupdf.TextPage.extractWORDS = _or_as_mupdf_reads(spaced_words, _EXTRACT_WORDS, failed)  # type: ignore[method-assign]
     try:
-        yield
+        yield failed
     finally:
         pymupdf.TextPage.extractDICT = _EXTRACT_DICT  # type: ignore[method-assign]
         pymupdf.TextPage.extractRAWDICT = _EXTRACT_RAWDICT  # type: ignore[method-assign]
