@@ -6,14 +6,14 @@ from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
 from bucketdigest.worker.pagetext import plain_text
 
 
-def test_picture_text_becomes_a_quote_not_an_html_comment() -> None:
+def test_picture_text_becomes_a_quote_of_joined_lines_not_an_html_comment() -> None:
     page = (
         "![](images/a.png)\n\n<!-- Start of picture text -->\n"
         "Figure 3<br>Mean yield by year<br><!-- End of picture text -->\n\nNext paragraph."
     )
     tidied = tidy(page)
     assert "<!--" not in tidied and "<br>" not in tidied
-    assert "> Figure 3\n>\n> Mean yield by year" in tidied
+    assert "> Figure 3 Mean yield by year\n" in tidied, "lines joined into one quote paragraph"
     assert plain_text(tidied).split() == [
         "Figure",
         "3",
@@ -24,6 +24,16 @@ def test_picture_text_becomes_a_quote_not_an_html_comment() -> None:
         "Next",
         "paragraph.",
     ]
+
+
+def test_picture_text_broken_over_lines_reads_as_sentences() -> None:
+    page = (
+        "<!-- Start of picture text -->\nThe yield of turnips rose ten-<br>fold once bones were<br>"
+        "used.<br><!-- End of picture text -->"
+    )
+    assert tidy(page, lexicon([page, "tenfold"])) == (
+        "> The yield of turnips rose tenfold once bones were used.\n"
+    )
 
 
 def test_line_breaks_in_table_cells_are_spaces_and_header_cells_lose_their_bold() -> None:

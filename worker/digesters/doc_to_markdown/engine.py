@@ -18,6 +18,8 @@ import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.engines import (
+    GARBAGE,
+    SCAN,
     engine_mark,
     engines_of,
     pages_markdown,
@@ -46,6 +48,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_images,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
+from bucketdigest.worker.digesters.doc_to_markdown.scanned import WORD_SHARE
 from bucketdigest.worker.digesters.doc_to_markdown.segmenting import bounded_segmenting
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
@@ -122,6 +125,12 @@ def _page_by_page(
         pages.append(saved[0])
         problems += saved[1]
     return pages
+
+
+def _listed(numbers: list[int]) -> str:
+    """Page numbers for a problem: ``pages 3, 4, 9`` (the first twenty)."""
+    shown = ", ".join(map(str, numbers[:20])) + (", ..." if len(numbers) > 20 else "")
+    return f"page {shown}" if len(numbers) == 1 else f"pages {shown}"
 
 
 def page_count(source: Path, ext: str) -> int:
@@ -255,16 +264,24 @@ def convert(
                 )
             problems += dict.fromkeys(fixes_failed)
             engines, converted = engines_of(converted)
-            pages = tuple(page.strip() for page in with_text_layer(doc, converted, problems))
+            from_layer = {n for n, engine in enumerate(engines) if engine in (SCAN, GARBAGE)}
+            pages = tuple(
+                page.strip() for page in with_text_layer(doc, converted, problems, from_layer)
+            )
+            garbage = [n for n, engine in enumerate(engines, start=1) if engine == GARBAGE]
+            if garbage:
+                problems.append(
+                    f"{_listed(garbage)}: scanned with a text layer that reads as garbage "
+                    f"(under {WORD_SHARE:.0%} words); page-ocr reads them instead"
+                )
         finally:
             doc.close()
     done = finished(pages, options.keep_headers, problems)
     pages = done.pages
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
     if textless:
-        listed = ", ".join(map(str, textless[:20])) + (", ..." if len(textless) > 20 else "")
         count = f"{len(textless)} of {len(pages)} pages"
-        problems.append(f"{count} yielded no text (image-only or empty): {listed}")
+        problems.append(f"{count} yielded no text (image-only or empty): {_listed(textless)}")
     metadata["page_count"] = len(pages)
     return Conversion(
         pages=pages,

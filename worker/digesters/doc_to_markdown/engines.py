@@ -1,7 +1,8 @@
 """Which engine converts which page, and the mark each page carries while converting.
 
-In layout mode a plain page (:mod:`plain_pages`) is converted from its text layer and the
-others by pymupdf4llm's layout model; each page's Markdown starts with a mark naming its
+A scanned page with a text layer is read from that layer (:mod:`scanned`); in layout mode a
+plain page (:mod:`plain_pages`) is converted from its text layer; the others go to
+pymupdf4llm (its layout model in layout mode); each page's Markdown starts with a mark naming its
 engine until the whole document is converted (the marks go through checkpoints with the
 pages), and ``pages.json`` records them.
 """
@@ -18,9 +19,14 @@ from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
 from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import plain_markdown, plain_pages
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
+from bucketdigest.worker.digesters.doc_to_markdown.scanned import scan_markdown, scans_with_text
 
 FAST = "text"
 LAYOUT = "layout"
+SCAN = "scan"
+"""A scanned page read from its text layer (:mod:`scanned`)."""
+GARBAGE = "garbage"
+"""A scanned page whose text layer is garbage: only its image, for page-ocr to read."""
 _ENGINE_MARK = re.compile(r"\A<!--converter (\w+)-->\n")
 
 
@@ -48,11 +54,15 @@ def pages_markdown(
     from their text layer (layout mode only), the others by pymupdf4llm."""
     import pymupdf4llm
 
-    plain = plain_pages(doc, numbers) if options.mode == "layout" and options.plain_pages else set()
-    made = {
-        n: engine_mark(FAST) + relative_images(plain_markdown(doc[n]), image_dir) for n in plain
-    }
-    rest = [n for n in numbers if n not in plain]
+    made = {}
+    for n in scans_with_text(doc, numbers):
+        markdown, readable = scan_markdown(doc[n], image_dir, options.image_format)
+        made[n] = engine_mark(SCAN if readable else GARBAGE) + relative_images(markdown, image_dir)
+    rest = [n for n in numbers if n not in made]
+    plain = plain_pages(doc, rest) if options.mode == "layout" and options.plain_pages else set()
+    for n in plain:
+        made[n] = engine_mark(FAST) + relative_images(plain_markdown(doc[n]), image_dir)
+    rest = [n for n in rest if n not in plain]
     if rest:
         chunks = pymupdf4llm.to_markdown(
             doc,

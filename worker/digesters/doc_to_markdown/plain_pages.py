@@ -27,6 +27,7 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import joined_lines
 
 MAX_DRAWINGS = 6
 """Vector paths a plain page may have: rules under headings, a frame; a table has more."""
@@ -51,7 +52,6 @@ _BULLET = re.compile(
     "^[\u2022\u25e6\u25aa\u25ab\u25cf\u25cb\u25a0\u25a1\u2023\u2043\u2219\u00b7\u2013\u2014-]\\s*"
 )
 """A bullet, a dash or a hyphen opening a line: an item of a list."""
-_BROKEN_WORD = re.compile(r"[^\W\d_]{3,}-$")
 _SUPERSCRIPT, _ITALIC, _MONOSPACED, _BOLD = 1, 2, 8, 16
 _FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
@@ -181,18 +181,6 @@ def _line_text(line: dict[str, Any], links: list[tuple[pymupdf.Rect, str]]) -> s
     return "".join(pieces).strip()
 
 
-def _joined(lines: list[str]) -> str:
-    """Lines of a paragraph as one, as layout mode joins them: a word of three letters or more
-    broken at a line end loses its hyphen (:mod:`tidy` gives a compound its own back)."""
-    joined = ""
-    for line in (line for line in lines if line):
-        if _BROKEN_WORD.search(joined):
-            joined = joined[:-1] + line
-        else:
-            joined = f"{joined} {line}" if joined else line
-    return joined
-
-
 def _kind(block: dict[str, Any], body: int, height: float, apart: tuple[float, float]) -> str:
     """What a block is; ``apart``: its distance from the blocks above and below it."""
     spans = _spans(block["lines"])
@@ -279,7 +267,7 @@ def plain_markdown(page: pymupdf.Page) -> str:
             raw = ["".join(s["text"] for s in line["spans"]) for line in block["lines"]]
             out.append("```\n" + "\n".join(raw) + "\n```")
         elif kind in ("header", "footer"):
-            out.append(f"<!--running {kind}--> {_joined(lines)}")
+            out.append(f"<!--running {kind}--> {joined_lines(lines)}")
         elif kind == "heading":
             size = max(round(s["size"]) for line in block["lines"] for s in line["spans"])
             plain = " ".join("".join(s["text"] for s in line["spans"]) for line in block["lines"])
@@ -297,4 +285,4 @@ def _paragraphs(lines: list[str]) -> list[str]:
             found.append([_BULLET.sub("- ", line, count=1)])
         else:
             found[-1].append(line)
-    return [_joined(paragraph) for paragraph in found]
+    return [joined_lines(paragraph) for paragraph in found]

@@ -29,11 +29,17 @@ def plain_text(doc: pymupdf.Document, number: int, source: Path) -> str:
         return texts[number] if number < len(texts) else ""
 
 
-def with_text_layer(doc: pymupdf.Document, pages: list[str], problems: list[str]) -> list[str]:
+def with_text_layer(
+    doc: pymupdf.Document, pages: list[str], problems: list[str], read_from_it: set[int]
+) -> list[str]:
     """``pages``, except those whose Markdown lost most of the page's own text layer: they
-    get the text layer's plain text, followed by their image links (noted in ``problems``)."""
+    get the text layer's plain text, followed by their image links (noted in ``problems``).
+    Pages of ``read_from_it`` (0-based) were made from the text layer already."""
     kept, replaced = [], []
     for number, markdown in enumerate(pages):
+        if number in read_from_it:
+            kept.append(markdown)
+            continue
         try:
             layer = without_surrogates(page_text(doc[number])).strip()
         except MemoryError:

@@ -62,6 +62,7 @@ _SCRIPTABLE = re.compile(r"[+\-=(]*[0-9][0-9+\-=()]*")
 _STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
 """A decimal point set in a math font comes out styled alone: ``124_._3``."""
 _WORD = re.compile(r"[^\W\d_]+")
+_BROKEN_WORD = re.compile(r"[^\W\d_]{3,}[-¬\u00ad]$")
 _COMPOUND = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
 _HAN_KANA = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_LINE_JOIN = re.compile(f"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}])")
@@ -129,14 +130,27 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     return "\n".join(_lines(text.split("\n")))
 
 
+def joined_lines(lines: list[str]) -> str:
+    """Lines of a paragraph as one, as layout mode joins them: a word of three letters or more
+    broken at a line end loses its hyphen (:func:`tidy` gives a compound its own back)."""
+    joined = ""
+    for line in (line for line in lines if line):
+        if _BROKEN_WORD.search(joined):
+            joined = joined[:-1] + line
+        else:
+            joined = f"{joined} {line}" if joined else line
+    return joined
+
+
 def _picture_text(match: re.Match[str]) -> str:
-    """Text found inside a picture: a table stays a table, other lines become a quote."""
+    """Text found inside a picture: a table stays a table, other lines become a quote, its
+    lines joined into sentences."""
     lines = [line.strip() for line in re.split(r"<br>|\n", match[1]) if line.strip()]
     if not lines:
         return ""
     if all(line.startswith("|") for line in lines):
         return "\n".join(lines) + "\n"
-    return "\n>\n".join(f"> {line}" for line in lines) + "\n"
+    return f"> {joined_lines(lines)}\n"
 
 
 def _scripted(inner: str, characters: dict[int, str]) -> str:

@@ -1,0 +1,85 @@
+"""Scanned pages with an invisible text layer ("sandwich" PDFs, as libraries and office
+scanners make them) read as pages of body text, not as text inside a picture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, word_share
+from bucketdigest.worker.pagetext import plain_text
+
+HEAD = "400 BRITISH HUSBANDRY. [Ch. XIX."
+BOOK_LINES = [
+    (36, 40, 9, HEAD),
+    (36, 80, 11, "any—was very trifling. Since the use of bones has, however, become"),
+    (36, 94, 11, "general, the turnip crop has been, in many instances, ten-fold, and"),
+    (36, 108, 11, "the farmers of the district were com-"),
+    (36, 122, 11, "pelled to change the whole course of their rotation of crops."),
+    (56, 150, 11, "The second paragraph opens with an indented line, as books set"),
+    (36, 164, 11, "them, and runs on to a second line of the same paragraph."),
+]
+
+
+def _sandwich(path: Path, lines: list[tuple[int, int, int, str]], visible: bool = False) -> None:
+    """A one-page PDF as a scanner makes it: the page as one picture, the words laid over it
+    as invisible text (``visible``: drawn on top, as a born-digital page with a background)."""
+    printed = pymupdf.open()
+    page = printed.new_page(width=432, height=648)
+    for x, y, size, text in lines:
+        page.insert_text((x, y), text, fontsize=size)
+    scan = page.get_pixmap(dpi=100).tobytes("png")
+    doc = pymupdf.open()
+    page = doc.new_page(width=432, height=648)
+    page.insert_image(page.rect, stream=scan)
+    for x, y, size, text in lines:
+        page.insert_text((x, y), text, fontsize=size, render_mode=0 if visible else 3)
+    doc.save(path)
+
+
+def test_a_scanned_book_page_reads_as_paragraphs_with_its_running_head_apart(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "book.pdf"
+    _sandwich(source, BOOK_LINES)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    page = conversion.pages[0]
+    assert conversion.engines == ("scan",)
+    assert ">" not in page, "not a block quote"
+    text = plain_text(page)
+    assert "Since the use of bones has, however, become general, the turnip crop" in text
+    assert "the farmers of the district were compelled to change" in text
+    assert "\n\nThe second paragraph opens with an indented line, as books set them," in page
+    assert HEAD not in page and "BRITISH" not in text
+    assert conversion.running[0].header == [HEAD]
+    assert "![page 1](images/scan-0001.png)" in page
+    assert (conversion.image_dir / "scan-0001.png").stat().st_size > 0
+
+
+def test_a_garbage_text_layer_leaves_the_page_to_ocr_and_says_so(tmp_path: Path) -> None:
+    junk = [(36, 80 + 14 * n, 11, "xq zzv Wq tHe lkj ;; ii ,, pQ z' rrk vv") for n in range(8)]
+    source = tmp_path / "garbage.pdf"
+    _sandwich(source, junk)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    assert conversion.engines == ("garbage",)
+    assert plain_text(conversion.pages[0]) == "", "only the scan: page-ocr reads the page"
+    assert any("reads as garbage" in problem for problem in conversion.problems)
+
+
+def test_a_born_digital_page_over_a_background_picture_is_no_scan(tmp_path: Path) -> None:
+    source = tmp_path / "slide.pdf"
+    _sandwich(source, BOOK_LINES, visible=True)
+    with pymupdf.open(source) as doc:
+        assert not is_scan_with_text(doc[0])
+    hidden = tmp_path / "scan.pdf"
+    _sandwich(hidden, BOOK_LINES)
+    with pymupdf.open(hidden) as doc:
+        assert is_scan_with_text(doc[0])
+
+
+def test_word_share_tells_words_from_ocr_debris() -> None:
+    assert word_share("Since the use of bones has, however, become general (1851).") == 1.0
+    assert word_share("xq zzv Wq tHe ;; ii pQ") < 0.5

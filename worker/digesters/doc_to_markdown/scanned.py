@@ -1,0 +1,357 @@
+"""Scanned pages that carry a text layer, read as the pages of text they are.
+
+Libraries, archives and office scanners make "sandwich" PDFs: each page is one picture (the
+scan) with the OCR's words laid over it as invisible text, or hidden under it. The layout
+model sees a page-sized picture and hands its text over as text inside a picture, a line at a
+time; pymupdf4llm drops invisible text altogether. Such a page is a page of body text. It is
+read from its text layer here: lines on one baseline put together, columns found at their
+gutter (and a page whose columns change within it read band by band), lines joined into
+paragraphs (a gap, an indented first line or a short last line ends one; a word broken at a
+line end joined as :mod:`plain_pages` joins it), a line set apart at the top or bottom of the
+page marked as a running head or foot (:mod:`running`), larger lines as headings. The scan
+itself is kept as the page's image.
+
+A text layer can be garbage (an old OCR pass over a poor scan): when most of its tokens are no
+words, the page gets only its image, and page-ocr reads it (it OCRs pages without text); the
+problems say so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import joined_lines
+
+COVERED = 0.5
+"""A scan's picture covers at least this share of the page."""
+HIDDEN = 0.8
+"""At least this share of the page's text (by area) is invisible or drawn under the picture."""
+MIN_CHARACTERS = 20
+WORD_SHARE = 0.5
+"""A text layer in which fewer of the tokens are words is garbage."""
+MAX_IMAGE_PIXELS = 4_000_000
+"""The scan kept as the page's image is rendered within this many pixels."""
+_EDGE = 0.12
+"""Share of the page height at its top and bottom where running heads and feet stand."""
+_TOKEN_EDGE = "\"'“”‘’«»()[]{}.,;:!?*"
+_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,:/\-]\d+)*[^\W\d_]{0,2}|[&§%$€£-]")
+_SENTENCE_END = re.compile(r"[.!?:;\"”’)]\s*$")
+_PAGE_NUMBER = re.compile(r"^\W*(?:\d{1,4}|[ivxlcdm]{1,6})\W*$", re.IGNORECASE)
+_NUMBER_AT_EDGE = re.compile(r"^\W*\d{1,4}\b|\b\d{1,4}\W*$")
+_VOWEL = re.compile("[aeiouy]")
+_LINE_START_SYNTAX = re.compile(r"^(#|>|\d+[.)]\s|[-+*]\s)")
+
+
+@dataclass(frozen=True)
+class _PageMeasure:
+    """What the text of a page measures: its height, its body size and line spacing."""
+
+    height: float
+    body: float
+    spacing: float
+
+
+@dataclass
+class _Line:
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    size: float
+
+    @property
+    def height(self) -> float:
+        return max(self.y1 - self.y0, 1.0)
+
+
+def _hidden_share(page: pymupdf.Page, picture: pymupdf.Rect) -> float:
+    """The share of the page's text area that no reader sees: invisible, or drawn before the
+    picture that covers it."""
+    seen_picture = False
+    hidden = shown = 0.0
+    for kind, box in page.get_bboxlog():
+        rect = pymupdf.Rect(box)
+        if kind == "fill-image" and rect.intersect(picture).get_area() > 0.5 * picture.get_area():
+            seen_picture = True
+        elif kind.endswith("-text"):
+            area = rect.get_area()
+            if kind == "ignore-text" or (not seen_picture and rect.intersects(picture)):
+                hidden += area
+            else:
+                shown += area
+    return hidden / (hidden + shown) if hidden + shown else 0.0
+
+
+def is_scan_with_text(page: pymupdf.Page) -> bool:
+    """Whether ``page`` is one picture covering the page with the text laid over it unseen."""
+    area = page.rect.get_area()
+    if area <= 0:
+        return False
+    pictures = [pymupdf.Rect(info["bbox"]) & page.rect for info in page.get_image_info()]
+    pictures = [rect for rect in pictures if rect.get_area() >= COVERED * area]
+    if not pictures:
+        return False
+    picture = max(pictures, key=lambda rect: rect.get_area())
+    if len(page.get_text("text").strip()) < MIN_CHARACTERS:
+        return False
+    return _hidden_share(page, picture) >= HIDDEN
+
+
+def scans_with_text(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
+    """The pages of ``numbers`` that :func:`is_scan_with_text`; a page that cannot be read
+    is not."""
+    found = set()
+    for number in numbers:
+        try:
+            if is_scan_with_text(doc[number]):
+                found.add(number)
+        except Exception:  # the layout engine will say what is wrong with it
+            continue
+    return found
+
+
+def word_share(text: str) -> float:
+    """The share of ``text``'s tokens that read as words or numbers (1.0 for no tokens)."""
+    tokens = [token.strip(_TOKEN_EDGE) for token in text.split()]
+    tokens = [token for token in tokens if token]
+    if not tokens:
+        return 1.0
+    words = sum(1 for token in tokens if _WORD.fullmatch(token) and not _is_debris(token))
+    return words / len(tokens)
+
+
+def _is_debris(token: str) -> bool:
+    """A lone letter other than a word of one letter; letters mixed in case as OCR noise
+    mixes them (``tHe``, ``pQ``); a lower-case Latin word without a vowel (``zzv``)."""
+    if len(token) == 1:
+        return token.isalpha() and token.lower() not in "aio" and token not in "I&"
+    if not token.isalpha():
+        return False
+    if any(a.islower() and b.isupper() for a, b in itertools.pairwise(token)):
+        return True
+    rest = token[1:] if token[0].isupper() else token
+    return rest.isascii() and rest.islower() and not _VOWEL.search(rest)
+
+
+def _lines(page: pymupdf.Page) -> list[_Line]:
+    """The page's horizontal lines of text as MuPDF groups them, top to bottom."""
+    found = []
+    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
+        for line in block.get("lines", ()):
+            if abs(line["dir"][1]) > 1e-3:
+                continue
+            text = " ".join("".join(s["text"] for s in line["spans"]).split())
+            if not text:
+                continue
+            sizes = [s["size"] for s in line["spans"] if s["text"].strip()]
+            found.append(_Line(text, *line["bbox"], statistics.median(sizes)))
+    found.sort(key=lambda line: (line.y0 + line.y1) / 2)
+    return found
+
+
+def _merged(lines: list[_Line]) -> list[_Line]:
+    """Lines with the fragments of one printed line (an OCR layer may give each word or
+    phrase as a line of its own) put together."""
+    merged: list[_Line] = []
+    for line in lines:
+        twin = next(
+            (
+                other
+                for other in reversed(merged[-6:])
+                if min(other.y1, line.y1) - max(other.y0, line.y0)
+                > 0.5 * min(other.height, line.height)
+                and max(line.x0 - other.x1, other.x0 - line.x1) < 1.25 * line.height
+            ),
+            None,
+        )
+        if twin is None:
+            merged.append(_Line(line.text, line.x0, line.y0, line.x1, line.y1, line.size))
+            continue
+        first, second = (twin, line) if twin.x0 <= line.x0 else (line, twin)
+        twin.text = f"{first.text} {second.text}"
+        twin.x0, twin.x1 = min(twin.x0, line.x0), max(twin.x1, line.x1)
+        twin.y0, twin.y1 = min(twin.y0, line.y0), max(twin.y1, line.y1)
+        twin.size = max(twin.size, line.size)
+    return merged
+
+
+def _rows(lines: list[_Line]) -> list[list[_Line]]:
+    """Lines that stand side by side (sharing half their height), each row left to right."""
+    rows: list[list[_Line]] = []
+    for line in lines:
+        row = next(
+            (
+                row
+                for row in reversed(rows[-3:])
+                if min(row[0].y1, line.y1) - max(row[0].y0, line.y0)
+                > 0.5 * min(row[0].height, line.height)
+            ),
+            None,
+        )
+        if row is None:
+            rows.append([line])
+        else:
+            row.append(line)
+    return [sorted(row, key=lambda line: line.x0) for row in rows]
+
+
+def _gutter(lines: list[_Line], width: float) -> tuple[float, float] | None:
+    """The gap between two columns: the x-range in the page's middle where the most rows
+    have a gap between two lines (the columns may share only a band of the page, a page whose
+    columns change within it); None unless at least four rows have it."""
+    middle = range(int(0.25 * width), int(0.75 * width) + 1)
+    apart = dict.fromkeys(middle, 0)
+    for row in _rows(lines):
+        for left, right in itertools.pairwise(row):
+            if right.x0 - left.x1 >= 0.8 * min(left.height, right.height):
+                for x in range(
+                    max(int(left.x1) + 1, middle.start), min(int(right.x0), middle.stop)
+                ):
+                    apart[x] += 1
+    most = max(apart.values(), default=0)
+    if most < 4:
+        return None
+    best = [x for x, count in apart.items() if count == most]
+    run_start = best[0]
+    run_end = run_start
+    while run_end + 1 in apart and apart[run_end + 1] == most:
+        run_end += 1
+    return (run_start, run_end + 1)
+
+
+def _reading_order(lines: list[_Line], width: float) -> list[list[_Line]]:
+    """The page's lines as runs read top to bottom, without OCR noise (a picture's
+    specks read as letters): a single column, or, where the page has a gutter, band by band
+    (lines across the gutter end a band and make a run of their own) the left column's
+    lines, then the right's."""
+    lines = [line for line in _merged(lines) if word_share(line.text) >= WORD_SHARE]
+    gutter = _gutter(lines, width)
+    if gutter is None:
+        return [lines]
+    runs: list[list[_Line]] = []
+    across: list[_Line] = []
+    left: list[_Line] = []
+    right: list[_Line] = []
+    for line in lines:
+        if gutter[0] + 1 < line.x1 and line.x0 < gutter[1] - 1:
+            runs += [run for run in (left, right) if run]
+            left, right = [], []
+            across.append(line)
+            continue
+        if across:
+            runs.append(across)
+            across = []
+        (left if line.x1 <= gutter[0] + 1 else right).append(line)
+    runs += [run for run in (across, left, right) if run]
+    return runs
+
+
+def _is_running(line: _Line, neighbour: _Line | None, top: bool, page: _PageMeasure) -> bool:
+    """Whether ``line``, the first (``top``) or last of the page's text, stands apart in the
+    page's margin as a running head or foot: a page number, or a short line far from the
+    text, smaller than the body, with a number at an end, or in capitals."""
+    if (line.y1 > _EDGE * page.height) if top else (line.y0 < (1 - _EDGE) * page.height):
+        return False
+    if _PAGE_NUMBER.match(line.text):
+        return True
+    if len(line.text.split()) > 15 or neighbour is None:
+        return False
+    apart = (neighbour.y0 - line.y1) if top else (line.y0 - neighbour.y1)
+    letters = sum(c.isalpha() for c in line.text)
+    shouting = letters > 3 and sum(c.isupper() for c in line.text) > 0.6 * letters
+    smaller = line.size < 0.85 * page.body
+    numbered = bool(_NUMBER_AT_EDGE.search(line.text))
+    return apart > 1.2 * page.spacing or smaller or numbered or shouting
+
+
+def _running_lines(
+    lines: list[_Line], page: _PageMeasure
+) -> tuple[list[_Line], list[_Line], list[_Line]]:
+    """(running heads, the text's lines, running feet): up to two lines at each edge."""
+    heads: list[_Line] = []
+    feet: list[_Line] = []
+    while len(heads) < 2 and len(lines) > 1 and _is_running(lines[0], lines[1], True, page):
+        heads.append(lines.pop(0))
+    while len(feet) < 2 and len(lines) > 1 and _is_running(lines[-1], lines[-2], False, page):
+        feet.insert(0, lines.pop())
+    return heads, lines, feet
+
+
+def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
+    """A run of lines as Markdown blocks: paragraphs and headings."""
+    left = sorted(line.x0 for line in run)[len(run) // 10]
+    right = sorted(line.x1 for line in run)[-1 - len(run) // 10]
+    blocks: list[str] = []
+    paragraph: list[str] = []
+
+    def close() -> None:
+        if paragraph:
+            text = joined_lines(paragraph)
+            blocks.append("\\" + text if _LINE_START_SYNTAX.match(text) else text)
+            paragraph.clear()
+
+    previous: _Line | None = None
+    body, spacing = page.body, page.spacing
+    for line in run:
+        if (
+            line.size >= 1.5 * body
+            and len(line.text.split()) <= 10
+            and not _SENTENCE_END.search(line.text)
+        ):
+            close()
+            blocks.append("#" * (ENCODED + round(line.size)) + " " + line.text)
+            previous = None
+            continue
+        if previous is not None:
+            gap = line.y0 - previous.y1
+            indented = (
+                line.x0 > left + 0.8 * line.height and previous.x0 <= left + 0.8 * line.height
+            )
+            short = previous.x1 < right - 3 * line.height and _SENTENCE_END.search(previous.text)
+            if gap > max(1.0 * line.height, 1.6 * spacing) or indented or short:
+                close()
+        paragraph.append(line.text)
+        previous = line
+    close()
+    return blocks
+
+
+def scan_markdown(page: pymupdf.Page, image_dir: Path, image_format: str) -> tuple[str, bool]:
+    """The Markdown of a scanned page with a text layer, and whether its text layer is good;
+    a garbage layer gives only the page's image (page-ocr reads it then). The scan is written
+    to ``image_dir`` and linked."""
+    name = f"scan-{page.number + 1:04d}.{image_format}"
+    scale = min(150 / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
+    page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
+    link = f"![page {page.number + 1}]({image_dir / name})"
+    lines = _lines(page)
+    if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
+        return link + "\n", False
+    if not lines:
+        return link + "\n", True
+    heights = [line.height for line in lines]
+    steps = [
+        b.y0 - a.y0
+        for a, b in itertools.pairwise(lines)
+        if 0 < b.y0 - a.y0 < 3 * statistics.median(heights)
+    ]
+    measure = _PageMeasure(
+        page.rect.height,
+        statistics.median(line.size for line in lines),
+        statistics.median(steps) if steps else statistics.median(heights),
+    )
+    heads, lines, feet = _running_lines(lines, measure)
+    out = [f"<!--running header--> {line.text}" for line in heads]
+    for run in _reading_order(lines, page.rect.width):
+        out += _paragraphs(run, measure)
+    out += [f"<!--running footer--> {line.text}" for line in feet]
+    out.append(link)
+    return "\n\n".join(out) + "\n", True
