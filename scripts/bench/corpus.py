@@ -74,6 +74,23 @@ PAPERS = (
 )
 """Journal and conference papers set by publishers' classes: one and two columns, running
 heads and footers, tables, footnotes, references."""
+ONE_PAGE = (
+    r"nih/example-nih-cls\.pdf$|sugconf/sugconf-template\.pdf$|jourcl/jourcl\.pdf$"
+    r"|modeles-factures-belges-assocs/facture-basique\.pdf$|acmart/samples/sample-acmcp\.pdf$"
+    r"|tuda-ci/DEMO-TUDaAnnouncement\.pdf$|bfh-ci/DEMO-BFHLetter\.pdf$"
+    r"|univie-ling/templates/template-handout-english\.pdf$"
+    r"|classicthesis/Examples/classicthesis-cv\.pdf$|confproc/example/pictures/ex_1stpage\.pdf$"
+)
+"""Documents of one page (letters, forms, handouts, a CV, a paper's first page): running heads
+and feet cannot be found by repetition there."""
+DROP_CAPS = (
+    r"asaetr/asaetr\.pdf$|ijsra/ijsra\.pdf$|aiaa/template_advanced\.pdf$"
+    r"|iscram/iscram-class-doc\.pdf$"
+)
+"""Papers whose paragraphs open with a large initial letter."""
+POSTERS = r"bfh-ci/DEMO-BFHSciPoster\.pdf$|tuda-ci/DEMO-TUDa(Sci)?Poster\.pdf$"
+VERTICAL_JAPANESE = r"kanbun/kanbun-example\.pdf$|pxrubrica/sample/test-(jlreq|sf)\.pdf$"
+"""Japanese and classical Chinese set in vertical lines (tategaki), read right to left."""
 RULES = (
     Rule("pypdf", r"/encryption/|encrypt|password", "encrypted"),
     Rule("pikepdf", r"encrypt", "encrypted"),
@@ -93,6 +110,10 @@ RULES = (
     Rule("texlive-lang-chinese", r"\.pdf$", "Chinese", 12),
     Rule("texlive-lang-korean", r"/(cjk-ko|kotex-oblivoir|pmhanguljamo)/[\w-]*doc\.pdf$", "Korean"),
     Rule("texlive-publishers-doc", PAPERS, "papers"),
+    Rule("texlive-publishers-doc", ONE_PAGE, "one-page documents"),
+    Rule("texlive-publishers-doc", DROP_CAPS, "papers with drop caps"),
+    Rule("texlive-publishers-doc", POSTERS, "posters"),
+    Rule("texlive-lang-japanese", VERTICAL_JAPANESE, "Japanese (some vertical)"),
 )
 
 

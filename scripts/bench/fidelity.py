@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import fidelity_pages
+import sandwiches
 from common import CLI, table
 from corpus import fetch
 from facts import check
@@ -29,6 +30,9 @@ from bucketdigest.worker.pagetext import merged_page
 FACTS = Path(__file__).with_name("facts.jsonl")
 TYPES = ("present", "absent", "order", "table")
 SYSTEMS = ("bucketdigest", "pdftotext -layout", "pymupdf4llm (bare)")
+SANDWICH = "scanned with a text layer"
+SANDWICHES = {"pikepdf-9.11.0/tests/resources/sandwich.pdf"}
+"""Corpus files that are scans with a text layer (besides those ``sandwiches.py`` makes)."""
 
 
 def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
@@ -38,20 +42,28 @@ def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
     return facts
 
 
-def _sources(facts: list[dict[str, Any]], generated: Path) -> dict[str, Path]:
+def _sources(
+    facts: list[dict[str, Any]], generated: Path
+) -> tuple[dict[str, Path], dict[str, str]]:
+    """Each fact's document as a file, and its kind of page (the corpus category)."""
     wanted = {fact["doc"] for fact in facts}
     found = {doc: generated / doc.removeprefix("generated/") for doc in wanted}
-    corpus = (
-        [path for path, _ in fetch()] if any(not d.startswith("generated/") for d in wanted) else []
-    )
-    for doc in wanted:
+    kinds = dict.fromkeys(found, "generated pages")
+    corpus = fetch() if any(not d.startswith("generated/") for d in wanted) else []
+    derived = {doc for doc in wanted if doc.startswith("derived/")}
+    if derived:
+        found.update(sandwiches.make(derived, [path for path, _ in corpus], generated / "derived"))
+        kinds.update(dict.fromkeys(derived, SANDWICH))
+    for doc in wanted - derived:
         if doc.startswith("generated/"):
             continue
-        matches = [path for path in corpus if path.as_posix().endswith("/" + doc)]
+        matches = [(path, kind) for path, kind in corpus if path.as_posix().endswith("/" + doc)]
         if not matches:
             raise SystemExit(f"{doc}: not in the corpus (corpus.json)")
-        found[doc] = matches[0]
-    return found
+        found[doc], kinds[doc] = matches[0]
+    for doc in wanted & SANDWICHES:
+        kinds[doc] = SANDWICH
+    return found, kinds
 
 
 def _ours(sources: dict[str, Path], work: Path) -> tuple[dict[tuple[str, int], str], float]:
@@ -102,11 +114,15 @@ def _bare(path: Path, number: int) -> str:
             return str(pymupdf4llm.to_markdown(doc, pages=[number - 1], show_progress=False))
 
 
+def _rate(results: list[bool]) -> str:
+    return f"{sum(results) / len(results):.0%} ({sum(results)}/{len(results)})" if results else "-"
+
+
 def run(quick: bool) -> str:
     with tempfile.TemporaryDirectory(prefix="bucketdigest-fidelity-") as scratch:
         work = Path(scratch)
         facts = _facts(quick, work / "generated")
-        sources = _sources(facts, work / "generated")
+        sources, kinds = _sources(facts, work / "generated")
         ours, seconds = _ours(sources, work)
         wanted = sorted({(fact["doc"], fact["page"]) for fact in facts})
         texts = {
@@ -116,12 +132,19 @@ def run(quick: bool) -> str:
         }
         passed: dict[str, dict[str, list[bool]]] = {s: defaultdict(list) for s in SYSTEMS}
         failures = []
+        outcomes: list[dict[str, bool]] = []
         for fact in facts:
+            outcomes.append({})
             for system in SYSTEMS:
                 outcome = check(fact, texts[system][(fact["doc"], fact["page"])])
                 passed[system][fact["type"]].append(outcome.passed)
+                outcomes[-1][system] = outcome.passed
                 if system == SYSTEMS[0] and not outcome.passed:
                     failures.append((fact, outcome.why))
+    by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for fact, system_results in zip(facts, outcomes, strict=True):
+        for system, outcome in system_results.items():
+            by_kind[kinds[fact["doc"]]][system].append(outcome)
     rows = []
     for kind in (*TYPES, "all"):
         cells: list[object] = [kind]
@@ -148,6 +171,16 @@ def run(quick: bool) -> str:
         f"on the {len(sources)} documents took {seconds:.0f} s for {pages} pages.",
         "",
         table(["fact type", *SYSTEMS], rows),
+        "",
+        "By kind of page (the corpus category of the fact's document):",
+        "",
+        table(
+            ["kind of page", *SYSTEMS],
+            [
+                [kind, *(_rate(results[system]) for system in SYSTEMS)]
+                for kind, results in sorted(by_kind.items())
+            ],
+        ),
     ]
     if failures:
         lines += ["", "Facts bucketdigest misses:", ""]

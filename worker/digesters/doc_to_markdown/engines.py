@@ -16,6 +16,7 @@ import pymupdf
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
+from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import plain_markdown, plain_pages
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
@@ -79,5 +80,6 @@ def pages_markdown(
         if len(chunks) != len(rest):
             raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(rest)} pages")
         for number, chunk in zip(rest, chunks, strict=True):
-            made[number] = engine_mark(LAYOUT) + relative_images(marked_page(chunk), image_dir)
+            markdown = with_running_blocks(doc[number], marked_page(chunk))
+            made[number] = engine_mark(LAYOUT) + relative_images(markdown, image_dir)
     return [made[n] for n in numbers]

@@ -77,17 +77,19 @@ def _key(line: str) -> str:
     return re.sub(r"^\d+\b|\b\d+$", "0", plain)
 
 
-def _is_page_number(line: str) -> bool:
+def is_page_number(line: str) -> bool:
+    """Whether ``line`` is a page number alone (``12``, ``- 12 -``, ``xiv``, ``Page 3 of 10``)."""
     return bool(_PAGE_NUMBER.fullmatch(re.sub(r"\d+", "0", _key(line))))
 
 
 def _edges(lines: list[str]) -> tuple[list[int], list[int]]:
-    """Where the first and last few lines of text stand (tables and images are not heads)."""
+    """Where the first and last few lines of text stand (tables and images are not heads, nor
+    are headings: a paper's title on its first page is also the running head of the others)."""
     texts = [n for n, line in enumerate(lines) if line.strip()]
     usable = [
         n
         for n in texts
-        if not lines[n].lstrip().startswith(("|", "![")) and len(lines[n]) < LONGEST
+        if not lines[n].lstrip().startswith(("|", "![", "#")) and len(lines[n]) < LONGEST
     ]
     top = [n for n in texts[:EDGE_LINES] if n in usable]
     bottom = [n for n in texts[-EDGE_LINES:] if n in usable and n not in top]
@@ -96,11 +98,12 @@ def _edges(lines: list[str]) -> tuple[list[int], list[int]]:
 
 def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list[Running]]:
     """Each page without its running lines, and those lines by page. With ``keep`` the
-    marked boxes stay in the text (unmarked) and nothing else is taken out."""
+    marked boxes stay in the text (unmarked) and nothing else is taken out. A page number
+    alone at a page's edge goes even in a document of one page."""
     marked = [_take_marked(page, keep) for page in pages]
     bodies = [body for body, _ in marked]
     running = [found for _, found in marked]
-    if keep or len(pages) < 2:
+    if keep:
         return bodies, running
     edges = [_edges(body.split("\n")) for body in bodies]
     counts: Counter[tuple[bool, str]] = Counter()
@@ -118,7 +121,7 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
         gone = set()
         for n in top + bottom:
             key = _key(lines[n])
-            if (n in top, key) in repeated or _is_page_number(lines[n]):
+            if (n in top, key) in repeated or is_page_number(lines[n]):
                 gone.add(n)
                 side = running[number].header if n in top else running[number].footer
                 side.append(lines[n].strip())

@@ -1,0 +1,212 @@
+"""Running lines told by what a reader sees on the page itself: for documents of one page or a
+few, where repetition across pages (:mod:`running`) cannot find them.
+
+A block of text is a running head or foot when it stands in the top or bottom band of the page,
+set apart from the text (a body size or more), short, and marked as such by what it looks like:
+smaller than the body or in another font, a page number's shape, or the words of a stamp (a
+download line, a revision, a copyright, an address on the web). A block larger than the body
+(a title), a footnote (it opens with its mark), and a block that goes on a column of the page
+(a letter's sender, aligned with the lines under it) are not. The converter's Markdown then gets
+those lines marked as running lines, which :mod:`running` takes out of the text into
+``pages.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import pymupdf
+
+from bucketdigest.worker.digesters.doc_to_markdown.running import is_page_number
+
+BAND = 0.12
+"""Share of the page height at its top and bottom where running lines stand."""
+MAX_WORDS = 25
+EDGE_LINES = 6
+"""How many of the Markdown's first (or last) lines a running head (or foot) is looked for in."""
+_STAMP = re.compile(
+    r"downloaded|accessed|printed|retrieved|copyright|©|\(c\)|all rights reserved|\brev(?:ision)?\b"
+    r"|\bversion\b|\bdraft\b|https?://|www\.|doi|\bpage\b|\bseite\b|\bvol\b|volume|issue"
+    r"|proceedings|journal|conference|@",
+    re.IGNORECASE,
+)
+_FOOTNOTE_MARK = "*\u2217†‡§¶"
+_SUPERSCRIPT = 1
+_NORMALISED = re.compile(r"[\W_]+")
+_MARKED = re.compile(r"^<!--running (header|footer)--> ?(.*)$")
+
+
+@dataclass(frozen=True)
+class _Block:
+    text: str
+    lines: tuple[str, ...]
+    box: pymupdf.Rect
+    size: float
+    fonts: frozenset[str]
+    footnote: bool
+
+
+def _blocks(page: pymupdf.Page) -> list[_Block]:
+    found = []
+    for block in page.get_text("dict")["blocks"]:
+        lines = [
+            "".join(span["text"] for span in line["spans"]).strip()
+            for line in block.get("lines", ())
+            if abs(line["dir"][1]) < 1e-3
+        ]
+        spans = [
+            span
+            for line in block.get("lines", ())
+            for span in line["spans"]
+            if span["text"].strip()
+        ]
+        if not spans or not any(lines):
+            continue
+        first = spans[0]
+        footnote = bool(first["flags"] & _SUPERSCRIPT) or first["text"].lstrip()[:1] in (
+            _FOOTNOTE_MARK
+        )
+        found.append(
+            _Block(
+                " ".join(line for line in lines if line),
+                tuple(line for line in lines if line),
+                pymupdf.Rect(block["bbox"]),
+                max(span["size"] for span in spans),
+                frozenset(_family(span["font"]) for span in spans),
+                footnote,
+            )
+        )
+    return found
+
+
+def _family(font: str) -> str:
+    """A font's name without its style (``Times-Bold`` and ``Times-Roman`` are one face)."""
+    return re.split(r"[-,+]", font.split("+")[-1])[0].rstrip("0123456789").casefold()
+
+
+def _body(blocks: list[_Block]) -> tuple[float, str]:
+    """The size and face most of the page's text is set in."""
+    sizes: Counter[float] = Counter()
+    fonts: Counter[str] = Counter()
+    for block in blocks:
+        sizes[round(block.size)] += len(block.text)
+        for font in block.fonts:
+            fonts[font] += len(block.text)
+    return (
+        float(sizes.most_common(1)[0][0]) if sizes else 10.0,
+        fonts.most_common(1)[0][0] if fonts else "",
+    )
+
+
+def _continues_a_column(block: _Block, others: list[_Block], top: bool, body: float) -> bool:
+    """Whether ``block`` is the first (``top``) or last of blocks set flush in one column,
+    close together: a letter's sender, an address, not a line of its own."""
+    for other in others:
+        gap = other.box.y0 - block.box.y1 if top else block.box.y0 - other.box.y1
+        if 0 <= gap <= 3 * body and abs(other.box.x0 - block.box.x0) <= 2:
+            return True
+    return False
+
+
+def _rules(page: pymupdf.Page) -> list[pymupdf.Rect]:
+    """Horizontal rules drawn across a good part of the page (what sets a foot apart)."""
+    found = []
+    for drawing in page.get_drawings():
+        box = pymupdf.Rect(drawing["rect"])
+        if box.height <= 2 and box.width >= 0.25 * page.rect.width:
+            found.append(box)
+    return found
+
+
+def _normalised(text: str) -> str:
+    return _NORMALISED.sub("", text.casefold())
+
+
+class _Margins:
+    """A page's blocks of text measured against its body, for telling its running lines."""
+
+    def __init__(self, page: pymupdf.Page) -> None:
+        self.page = page
+        self.blocks = _blocks(page)
+        self.body, self.face = _body(self.blocks)
+        self._rules: list[pymupdf.Rect] | None = None
+
+    def _ruled(self, low: float, high: float) -> bool:
+        """Whether a rule is drawn between the heights ``low`` and ``high``."""
+        if self._rules is None:
+            self._rules = _rules(self.page)
+        return any(low <= (rule.y0 + rule.y1) / 2 <= high for rule in self._rules)
+
+    def kind(self, block: _Block) -> str | None:
+        """``header`` or ``footer`` if ``block`` is a running line, else None."""
+        height = self.page.rect.height
+        top = block.box.y1 <= BAND * height
+        if not top and block.box.y0 < (1 - BAND) * height:
+            return None
+        text_side = [
+            other
+            for other in self.blocks
+            if other is not block
+            and (other.box.y0 >= block.box.y1 if top else other.box.y1 <= block.box.y0)
+        ]
+        if not text_side or block.footnote or len(block.text.split()) > MAX_WORDS:
+            return None
+        if top:
+            nearest = min(other.box.y0 for other in text_side)
+            apart, between = nearest - block.box.y1, (block.box.y1, nearest)
+        else:
+            nearest = max(other.box.y1 for other in text_side)
+            apart, between = block.box.y0 - nearest, (nearest, block.box.y0)
+        numbered = is_page_number(block.text)
+        if not numbered and (apart < self.body or block.size > self.body + 0.5):
+            return None
+        looks_apart = (
+            numbered
+            or block.size < 0.9 * self.body
+            or self.face not in block.fonts
+            or bool(_STAMP.search(block.text))
+            or self._ruled(*between)
+        )
+        if not looks_apart or _continues_a_column(block, text_side, top, self.body):
+            return None
+        return "header" if top else "footer"
+
+    def block_of(self, line: str) -> _Block | None:
+        """The block whose text is the Markdown line ``line``, or one of whose lines is."""
+        key = _normalised(line)
+        if not key:
+            return None
+        for block in self.blocks:
+            if key == _normalised(block.text) or key in {_normalised(x) for x in block.lines}:
+                return block
+        return None
+
+
+def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
+    """The page's Markdown with the running blocks a reader sees marked as running lines
+    (among its first lines for a head, its last for a foot), and lines the layout model took
+    for running ones that read as the page's own text (its last paragraph, set like the body
+    with nothing setting it apart) given back to the text."""
+    margins = _Margins(page)
+    if len(margins.blocks) < 2:
+        return markdown
+    lines = markdown.split("\n")
+    for number, line in enumerate(lines):
+        marked = _MARKED.match(line)
+        if marked is not None:
+            block = margins.block_of(marked[2])
+            if block is not None and margins.kind(block) is None:
+                lines[number] = marked[2]
+    texts = [n for n, line in enumerate(lines) if line.strip() and not line.startswith(("|", "!["))]
+    for block in margins.blocks:
+        kind = margins.kind(block)
+        if kind is None:
+            continue
+        wanted = {_normalised(block.text), *(_normalised(x) for x in block.lines)} - {""}
+        for number in texts[:EDGE_LINES] if kind == "header" else texts[-EDGE_LINES:]:
+            line = lines[number]
+            if not _MARKED.match(line) and _normalised(line) in wanted:
+                lines[number] = f"<!--running {kind}--> {' '.join(line.split())}"
+    return "\n".join(lines)
