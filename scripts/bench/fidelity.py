@@ -142,9 +142,11 @@ def run(quick: bool) -> str:
                 if system == SYSTEMS[0] and not outcome.passed:
                     failures.append((fact, outcome.why))
     by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    by_set: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for fact, system_results in zip(facts, outcomes, strict=True):
         for system, outcome in system_results.items():
             by_kind[kinds[fact["doc"]]][system].append(outcome)
+            by_set[fact.get("added", "first rounds")][system].append(outcome)
     rows = []
     for kind in (*TYPES, "all"):
         cells: list[object] = [kind]
@@ -171,6 +173,16 @@ def run(quick: bool) -> str:
         f"on the {len(sources)} documents took {seconds:.0f} s for {pages} pages.",
         "",
         table(["fact type", *SYSTEMS], rows),
+        "",
+        "By set of facts (``added`` in facts.jsonl: the kinds of page each round added):",
+        "",
+        table(
+            ["facts", *SYSTEMS],
+            [
+                [name, *(_rate(results[system]) for system in SYSTEMS)]
+                for name, results in sorted(by_set.items())
+            ],
+        ),
         "",
         "By kind of page (the corpus category of the fact's document):",
         "",

@@ -20,6 +20,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finish
 from bucketdigest.worker.digesters.doc_to_markdown.engines import (
     GARBAGE,
     SCAN,
+    VERTICAL,
     engine_mark,
     engines_of,
     pages_markdown,
@@ -264,7 +265,9 @@ def convert(
                 )
             problems += dict.fromkeys(fixes_failed)
             engines, converted = engines_of(converted)
-            from_layer = {n for n, engine in enumerate(engines) if engine in (SCAN, GARBAGE)}
+            from_layer = {
+                n for n, engine in enumerate(engines) if engine in (SCAN, GARBAGE, VERTICAL)
+            }
             pages = tuple(
                 page.strip() for page in with_text_layer(doc, converted, problems, from_layer)
             )

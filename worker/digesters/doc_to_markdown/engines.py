@@ -1,6 +1,7 @@
 """Which engine converts which page, and the mark each page carries while converting.
 
-A scanned page with a text layer is read from that layer (:mod:`scanned`); in layout mode a
+A scanned page with a text layer is read from that layer (:mod:`scanned`), a page set in
+vertical lines column by column (:mod:`vertical`); in layout mode a
 plain page (:mod:`plain_pages`) is converted from its text layer; the others go to
 pymupdf4llm (its layout model in layout mode); each page's Markdown starts with a mark naming its
 engine until the whole document is converted (the marks go through checkpoints with the
@@ -21,11 +22,14 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, Con
 from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import plain_markdown, plain_pages
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import scan_markdown, scans_with_text
+from bucketdigest.worker.digesters.doc_to_markdown.vertical import vertical_markdown, vertical_pages
 
 FAST = "text"
 LAYOUT = "layout"
 SCAN = "scan"
 """A scanned page read from its text layer (:mod:`scanned`)."""
+VERTICAL = "vertical"
+"""A page set in vertical lines, read column by column (:mod:`vertical`)."""
 GARBAGE = "garbage"
 """A scanned page whose text layer is garbage: only its image, for page-ocr to read."""
 _ENGINE_MARK = re.compile(r"\A<!--converter (\w+)-->\n")
@@ -59,6 +63,8 @@ def pages_markdown(
     for n in scans_with_text(doc, numbers):
         markdown, readable = scan_markdown(doc[n], image_dir, options.image_format)
         made[n] = engine_mark(SCAN if readable else GARBAGE) + relative_images(markdown, image_dir)
+    for n in vertical_pages(doc, [n for n in numbers if n not in made]):
+        made[n] = engine_mark(VERTICAL) + vertical_markdown(doc[n])
     rest = [n for n in numbers if n not in made]
     plain = plain_pages(doc, rest) if options.mode == "layout" and options.plain_pages else set()
     for n in plain:

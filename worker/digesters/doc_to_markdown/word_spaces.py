@@ -4,7 +4,8 @@ pymupdf4llm reads a page's text through ``TextPage.extractDICT`` (both modes, an
 pages through ``Page.get_text("dict")``), its tables' text through ``extractRAWDICT`` and
 ``extractWORDS``. While converting, these methods give right-to-left lines in reading order
 with their word spaces (:mod:`.rtl`; not in tables) and Korean lines with theirs
-(:mod:`.hangul`); pages with neither are left as MuPDF gives them, at little cost.
+(:mod:`.hangul`), and drop caps before their paragraphs (:mod:`.drop_caps`); pages with none
+of these are left as MuPDF gives them, at little cost.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pymupdf
 
+from bucketdigest.worker.digesters.doc_to_markdown.drop_caps import joined_drop_caps
 from bucketdigest.worker.digesters.doc_to_markdown.hangul import HANGUL_TEXT, space_hangul_line
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import (
     RTL_TEXT,
@@ -64,7 +66,8 @@ def _fixed(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, A
 
 
 def spaced_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right."""
+    """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right and drop
+    caps at the front of their paragraphs (:mod:`.drop_caps`)."""
     page: dict[str, Any] = _EXTRACT_DICT(textpage, *args, **kwargs)
     spans = (
         span
@@ -72,9 +75,9 @@ def spaced_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[s
         for line in block.get("lines", ())
         for span in line["spans"]
     )
-    if not _needs_fixing("".join(span["text"] for span in spans)):
-        return page
-    return _fixed(textpage, *args, **kwargs) or page
+    if _needs_fixing("".join(span["text"] for span in spans)):
+        page = _fixed(textpage, *args, **kwargs) or page
+    return joined_drop_caps(page)
 
 
 def spaced_rawdict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
