@@ -114,6 +114,16 @@ def parse_tsv(tsv: str) -> OcrPage:
     return OcrPage(words, tsv)
 
 
+def tessdata() -> str:
+    """Tesseract's language data folder as PyMuPDF finds it; DigestError when there is none."""
+    import pymupdf
+
+    try:
+        return str(pymupdf.get_tessdata())
+    except RuntimeError as exc:
+        raise DigestError(f"cannot find Tesseract's language data: {exc}") from exc
+
+
 def _page_segmentation(tessdata: str) -> list[str]:
     """Automatic page segmentation with orientation detection where its data is installed: a
     page scanned upside down or sideways is read turned upright (conf 26 -> 95 on such a page

@@ -27,7 +27,7 @@ from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import has_text
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
-from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image
+from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image, tessdata
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_PIXELS = 17_500_000
@@ -69,15 +69,6 @@ def tesseract_version() -> str:
         )
     result = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
     return (result.stdout or result.stderr).splitlines()[0].strip()
-
-
-def _tessdata() -> str:
-    import pymupdf
-
-    try:
-        return str(pymupdf.get_tessdata())
-    except RuntimeError as exc:
-        raise DigestError(f"page-ocr cannot find Tesseract's language data: {exc}") from exc
 
 
 def _kept(
@@ -181,7 +172,7 @@ class PageOcr(Digester):
         doubtful page's confidence in ``content["doubtful"]``."""
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
-        tessdata, binary = _tessdata(), shutil.which("tesseract") or "tesseract"
+        tessdata_dir, binary = tessdata(), shutil.which("tesseract") or "tesseract"
         files: dict[int, bytes] = {}
         aside: dict[str, bytes] = {}
         with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
@@ -198,7 +189,7 @@ class PageOcr(Digester):
                         continue
                 image = page.get_pixmap(dpi=dpi).tobytes("png")
                 try:
-                    read = read_image(image, ctx.settings.ocr_language, tessdata, binary)
+                    read = read_image(image, ctx.settings.ocr_language, tessdata_dir, binary)
                 except DigestError as exc:
                     raise DigestError(f"page {number}: {exc}") from exc
                 text = trusted_text(page, number, read, aside, content)

@@ -1,8 +1,16 @@
-"""tags: the document's keywords, by YAKE (statistical, offline, no model)."""
+"""tags: the document's keywords, by YAKE (statistical, offline, no model).
+
+YAKE scores a phrase and the phrases inside it apart, so its list repeats itself (``Doncaster
+Committee give``, ``Doncaster Committee``, ``Doncaster``). Of a phrase and one it contains only
+one is kept: the one it contains when the phrase only adds lower-case words to a name
+(``give``), else the better scored. The text is the pages' own, running heads and page
+numbers taken out (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.result import TAGS
@@ -10,6 +18,46 @@ from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import document_text
 
 TOP = 20
+CANDIDATES = 3 * TOP
+"""Phrases asked of YAKE, so that TOP remain once those repeating another are gone."""
+
+
+def _words(phrase: str) -> tuple[str, ...]:
+    return tuple(phrase.casefold().split())
+
+
+def _inside(small: tuple[str, ...], large: tuple[str, ...]) -> bool:
+    return len(small) < len(large) and any(
+        large[start : start + len(small)] == small for start in range(len(large) - len(small) + 1)
+    )
+
+
+def _runs_past_a_name(name: str, phrase: str) -> bool:
+    """Whether ``phrase`` is the name ``name`` (capitalised words) and lower-case words."""
+    added = [word for word in phrase.split() if word.casefold() not in _words(name)]
+    return all(word[:1].isupper() for word in name.split()) and all(
+        word[:1].islower() for word in added
+    )
+
+
+def distinct(found: Sequence[tuple[str, float]], top: int = TOP) -> list[tuple[str, float]]:
+    """YAKE's ``(phrase, score)`` pairs, best (lowest) first, without a phrase that another kept
+    one contains or that contains one (see the module's docstring); at most ``top``."""
+    kept: list[tuple[str, float]] = []
+    for phrase, score in sorted(found, key=lambda pair: pair[1]):
+        words = _words(phrase)
+        if any(_words(other) == words for other, _ in kept):
+            continue
+        holding = [n for n, (other, _) in enumerate(kept) if _inside(words, _words(other))]
+        if holding:
+            if all(_runs_past_a_name(phrase, kept[n][0]) for n in holding):
+                # the name, not the name and a verb after it
+                kept[holding[0]] = (phrase, score)
+                kept = [pair for n, pair in enumerate(kept) if n not in holding[1:]]
+            continue
+        if not any(_inside(_words(other), words) for other, _ in kept):
+            kept.append((phrase, score))
+    return kept[:top]
 
 
 class Tags(Digester):
@@ -25,7 +73,8 @@ class Tags(Digester):
         import yake
 
         text = document_text(ctx.tree)
-        found = yake.KeywordExtractor(lan="en", n=3, top=TOP).extract_keywords(text) if text else []
+        extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
+        found = distinct(extractor.extract_keywords(text)) if text else []
         tags = [{"keyword": keyword, "score": round(score, 6)} for keyword, score in found]
         data = json.dumps(tags, indent=2, ensure_ascii=False) + "\n"
         return {"tags": Produced({TAGS: data.encode()}, [t["keyword"] for t in tags])}

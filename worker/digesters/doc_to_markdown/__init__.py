@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -157,13 +158,14 @@ class DocToMarkdown(Digester):
         from bucketdigest.worker.digesters.doc_to_markdown.keep import page_keeper
 
         predecessor = open_predecessor(ctx.predecessor)
+        options = replace(ctx.settings.converter, ocr_language=ctx.settings.ocr_language)
         conversion = convert(
             ctx.source,
             ctx.file.ext,
             ctx.scratch,
-            ctx.settings.converter,
+            options,
             ctx.partial_for(self.name),
-            page_keeper(predecessor, ctx.settings.converter) if predecessor else None,
+            page_keeper(predecessor, options) if predecessor else None,
         )
         files: dict[str, bytes] = {}
         for number, page in enumerate(conversion.pages, start=1):

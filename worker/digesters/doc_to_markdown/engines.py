@@ -16,6 +16,7 @@ from pathlib import Path
 import pymupdf
 
 from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.digesters.doc_to_markdown.drawn_text import drawn_text, with_drawn_text
 from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
 from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
@@ -86,6 +87,9 @@ def pages_markdown(
         if len(chunks) != len(rest):
             raise DigestError(f"{CONVERTER} returned {len(chunks)} of {len(rest)} pages")
         for number, chunk in zip(rest, chunks, strict=True):
-            markdown = with_running_blocks(doc[number], marked_page(chunk))
+            page = doc[number]
+            markdown = with_running_blocks(page, marked_page(chunk))
+            if options.drawn_text and options.mode == "layout":
+                markdown = with_drawn_text(page, markdown, drawn_text(page, options.ocr_language))
             made[number] = engine_mark(LAYOUT) + relative_images(markdown, image_dir)
     return [made[n] for n in numbers]

@@ -5,10 +5,10 @@ A block of text is a running head or foot when it stands in the top or bottom ba
 set apart from the text (a body size or more), short, and marked as such by what it looks like:
 smaller than the body or in another font, a page number's shape, or the words of a stamp (a
 download line, a revision, a copyright, an address on the web). A block larger than the body
-(a title), a footnote (it opens with its mark), and a block that goes on a column of the page
-(a letter's sender, aligned with the lines under it) are not. The converter's Markdown then gets
-those lines marked as running lines, which :mod:`running` takes out of the text into
-``pages.json``.
+(a title), a footnote (it opens with its mark), and a block at the top that starts a column of
+the page (a letter's sender, aligned with the lines under it) are not. The converter's
+Markdown then gets those lines marked as running lines, which :mod:`running` takes out of the
+text into ``pages.json``.
 """
 
 from __future__ import annotations
@@ -100,11 +100,12 @@ def _body(blocks: list[_Block]) -> tuple[float, str]:
     )
 
 
-def _continues_a_column(block: _Block, others: list[_Block], top: bool, body: float) -> bool:
-    """Whether ``block`` is the first (``top``) or last of blocks set flush in one column,
-    close together: a letter's sender, an address, not a line of its own."""
+def _starts_a_column(block: _Block, others: list[_Block], body: float) -> bool:
+    """Whether blocks set flush with ``block`` follow close under it: a letter's sender, an
+    address, not a running head. (At the foot, small print flush with the text above it is a
+    footer all the same: a publisher's line under the footnotes.)"""
     for other in others:
-        gap = other.box.y0 - block.box.y1 if top else block.box.y0 - other.box.y1
+        gap = other.box.y0 - block.box.y1
         if 0 <= gap <= 3 * body and abs(other.box.x0 - block.box.x0) <= 2:
             return True
     return False
@@ -145,11 +146,10 @@ class _Margins:
         top = block.box.y1 <= BAND * height
         if not top and block.box.y0 < (1 - BAND) * height:
             return None
-        text_side = [
+        text_side = [  # the page's text beyond the band (other running lines stand in it)
             other
             for other in self.blocks
-            if other is not block
-            and (other.box.y0 >= block.box.y1 if top else other.box.y1 <= block.box.y0)
+            if (other.box.y0 > BAND * height if top else other.box.y1 < (1 - BAND) * height)
         ]
         if not text_side or block.footnote or len(block.text.split()) > MAX_WORDS:
             return None
@@ -169,7 +169,8 @@ class _Margins:
             or bool(_STAMP.search(block.text))
             or self._ruled(*between)
         )
-        if not looks_apart or _continues_a_column(block, text_side, top, self.body):
+        others = [other for other in self.blocks if other is not block]
+        if not looks_apart or (top and _starts_a_column(block, others, self.body)):
             return None
         return "header" if top else "footer"
 

@@ -41,6 +41,11 @@ class ConverterOptions:
     """What the layout model sees of a page (:mod:`layout_model`): its text layer and an
     image of it, its text layer alone, or (auto) the image only where it has pictures or
     vector graphics."""
+    drawn_text: bool = True
+    """In layout mode, read with Tesseract the words a page shows as pictures or outlined
+    glyphs where its text layer has none (:mod:`drawn_text`)."""
+    ocr_language: str = "eng"
+    """Tesseract's language(s) for :attr:`drawn_text` (the worker's ``--ocr-language``)."""
     range_pages: int = 50
     """Pages converted together, and saved together in checkpoints. The converter ranks the
     header font sizes of the pages it is given, so this is also the header levels' context."""
@@ -115,15 +120,18 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 9
+TEXT_RULES = 10
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
 space; 6: plain pages from their text layer, :mod:`plain_pages`; 7: Korean word spaces,
 :mod:`hangul`; 8: pages strewn with vector paths not segmented, :mod:`segmenting`; 9: plain
 pages by default, Chinese, Japanese and Korean ones too, and pages without pictures or
-drawings read by the layout model that sees their text alone, :mod:`layout_model`), so a new
-revision does not keep pages its predecessor made the old way."""
+drawings read by the layout model that sees their text alone, :mod:`layout_model`; 10:
+scanned pages read from their text layer, :mod:`scanned`, vertical pages, :mod:`vertical`,
+drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, and words drawn
+as pictures read, :mod:`drawn_text`), so a new revision does not keep pages its predecessor made
+the old way."""
 
 
 def converter_version() -> str:

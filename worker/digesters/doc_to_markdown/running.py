@@ -83,13 +83,12 @@ def is_page_number(line: str) -> bool:
 
 
 def _edges(lines: list[str]) -> tuple[list[int], list[int]]:
-    """Where the first and last few lines of text stand (tables and images are not heads, nor
-    are headings: a paper's title on its first page is also the running head of the others)."""
+    """Where the first and last few lines of text stand (tables and images are not heads)."""
     texts = [n for n, line in enumerate(lines) if line.strip()]
     usable = [
         n
         for n in texts
-        if not lines[n].lstrip().startswith(("|", "![", "#")) and len(lines[n]) < LONGEST
+        if not lines[n].lstrip().startswith(("|", "![")) and len(lines[n]) < LONGEST
     ]
     top = [n for n in texts[:EDGE_LINES] if n in usable]
     bottom = [n for n in texts[-EDGE_LINES:] if n in usable and n not in top]
@@ -107,9 +106,11 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
         return bodies, running
     edges = [_edges(body.split("\n")) for body in bodies]
     counts: Counter[tuple[bool, str]] = Counter()
+    as_text: set[tuple[bool, str]] = set()
     for body, (top, bottom), found in zip(bodies, edges, running, strict=True):
         lines = body.split("\n")
         keys = {(n in top, _key(lines[n])) for n in top + bottom}
+        as_text |= {(n in top, _key(lines[n])) for n in top + bottom if lines[n][:1] != "#"}
         keys |= {(True, _key(line)) for line in found.header}
         keys |= {(False, _key(line)) for line in found.footer}
         counts.update(keys)
@@ -121,6 +122,8 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
         gone = set()
         for n in top + bottom:
             key = _key(lines[n])
+            if lines[n][:1] == "#" and (n in top, key) in as_text:
+                continue  # a title whose words run as the other pages' heads
             if (n in top, key) in repeated or is_page_number(lines[n]):
                 gone.add(n)
                 side = running[number].header if n in top else running[number].footer

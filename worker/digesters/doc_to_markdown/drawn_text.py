@@ -1,0 +1,189 @@
+"""Text a born-digital page shows but its text layer lacks: words set as a picture (a poster's
+title banner, a logo, a slide's screenshot of text) or as outlined glyphs (vector paths).
+
+Only pages without any text layer go to page-ocr; these words would be missing from pages that
+have one. Regions that may hold such words are found cheaply: pictures, and clusters of filled paths
+shaped like glyphs, with no word of the text layer inside. A region is rendered small first
+and read only when it looks like print (set on a flat ground, not a photograph); then
+Tesseract reads it, and the lines it is sure of go into the page's Markdown where the region
+stands among the page's blocks, behind a comment with their confidence.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+
+import pymupdf
+
+from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.tesseract import LINE_FLOOR, read_image, tessdata
+
+MIN_WIDTH = 30.0
+MIN_HEIGHT = 8.0
+"""A region smaller than this (points) holds no word worth reading."""
+MAX_REGIONS = 6
+"""Regions read on one page at the most (the largest)."""
+MAX_PATHS = 400
+"""A page with more vector paths (a map, a vectorised scan) is not searched for glyphs."""
+GLYPH_SIZE = 60.0
+"""A path larger than this (points) is a shape, not a letter."""
+MIN_GLYPHS = 5
+DPI = 200
+"""Lettering drawn as a picture is large: 200 dpi reads it, at under half 300 dpi's time."""
+MAX_PIXELS = 2_000_000
+FLAT_GROUND = 0.4
+"""A region looks like print when this share of its pixels is one grey (its ground)."""
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_BLANK = re.compile(r"\n{3,}")
+
+
+@dataclass(frozen=True)
+class DrawnText:
+    """Words read off a region of the page."""
+
+    box: pymupdf.Rect
+    text: str
+    confidence: float
+
+    def markdown(self) -> str:
+        return f"<!--drawn text, OCR confidence {self.confidence:.0f}--> {self.text}"
+
+
+def _glyph_regions(page: pymupdf.Page) -> list[pymupdf.Rect]:
+    """Clusters of filled paths shaped like glyphs, side by side: words drawn as outlines
+    (a small path a letter; a path of many curves the size of a word, a word or a logo's
+    lettering drawn as one)."""
+    paths = page.get_cdrawings()
+    if not paths or len(paths) > MAX_PATHS:
+        return []
+    glyphs: list[tuple[pymupdf.Rect, int]] = []
+    for path in paths:
+        box = pymupdf.Rect(path["rect"])
+        items = path.get("items", ())
+        if "f" not in path.get("type", "") or {item[0] for item in items} <= {"re"}:
+            continue
+        if 1 < max(box.width, box.height) <= GLYPH_SIZE:
+            glyphs.append((box, 1))
+        elif (
+            len(items) >= 4 * MIN_GLYPHS
+            and box.width <= 0.4 * page.rect.width
+            and box.height <= 0.15 * page.rect.height
+        ):
+            glyphs.append((box, MIN_GLYPHS))
+    clusters: list[tuple[pymupdf.Rect, int]] = []
+    for box, weight in sorted(glyphs, key=lambda glyph: (glyph[0].y0, glyph[0].x0)):
+        clusters.append((pymupdf.Rect(box), weight))
+        merged = True
+        while merged:  # a new glyph can join clusters that were apart
+            merged = False
+            last, count = clusters[-1]
+            reach = min(last.height, GLYPH_SIZE)
+            near = pymupdf.Rect(
+                last.x0 - reach, last.y0 - reach / 4, last.x1 + reach, last.y1 + reach / 4
+            )
+            for n, (other, weight_other) in enumerate(clusters[:-1]):
+                if near.intersects(other):
+                    clusters[-1] = (last | other, count + weight_other)
+                    del clusters[n]
+                    merged = True
+                    break
+    return [box for box, count in clusters if count >= MIN_GLYPHS]
+
+
+def regions(page: pymupdf.Page) -> list[pymupdf.Rect]:
+    """The page's regions that may show words its text layer lacks, largest first."""
+    area = page.rect.get_area()
+    found = [pymupdf.Rect(info["bbox"]) & page.rect for info in page.get_image_info()]
+    found = [box for box in found if box.get_area() < 0.5 * area]  # a scan: :mod:`scanned`
+    found += _glyph_regions(page)
+    words = [pymupdf.Rect(word[:4]) for word in page.get_text("words")]
+    empty = [
+        box
+        for box in found
+        if box.width >= MIN_WIDTH
+        and box.height >= MIN_HEIGHT
+        and not any(
+            box.contains(pymupdf.Point((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2)) for w in words
+        )
+    ]
+    distinct: list[pymupdf.Rect] = []
+    for box in sorted(empty, key=lambda b: -b.get_area()):
+        if not any(other.contains(box) for other in distinct):
+            distinct.append(box)
+    return distinct[:MAX_REGIONS]
+
+
+def looks_like_print(page: pymupdf.Page, box: pymupdf.Rect) -> bool:
+    """Whether ``box`` is set on a flat ground (print, a logo, a chart, a banner) rather than
+    a photograph, whose greys spread over the whole range."""
+    pixmap = page.get_pixmap(clip=box, dpi=72, colorspace=pymupdf.csGRAY)
+    levels = Counter(value // 16 for value in pixmap.samples)
+    total = sum(levels.values())
+    return bool(total) and levels.most_common(1)[0][1] >= FLAT_GROUND * total
+
+
+def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
+    binary = shutil.which("tesseract") or "tesseract"
+    zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
+    image = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom)).tobytes("png")
+    read = read_image(image, language, tessdata(), binary)
+    text = _BLANK.sub("\n\n", read.trusted).strip()
+    if not _WORDS.search(text) or read.confidence < LINE_FLOOR:
+        return None
+    return DrawnText(box, " ".join(text.split()), read.confidence)
+
+
+def drawn_text(page: pymupdf.Page, language: str) -> list[DrawnText]:
+    """The words read off the page's regions that show print but hold no text layer (none
+    where Tesseract is not installed or fails on a region)."""
+    if shutil.which("tesseract") is None:
+        return []
+    found = []
+    for box in regions(page):
+        if not looks_like_print(page, box):
+            continue
+        try:
+            read = _read(page, box, language)
+        except DigestError:
+            continue
+        if read is not None:
+            found.append(read)
+    return found
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def with_drawn_text(page: pymupdf.Page, markdown: str, found: list[DrawnText]) -> str:
+    """``markdown`` with each region's words before the first paragraph that stands below the
+    region on the page (at the end when none does)."""
+    if not found:
+        return markdown
+    blocks = sorted(
+        (block for block in page.get_text("blocks") if block[6] == 0 and block[4].strip()),
+        key=lambda block: (block[1], block[0]),
+    )
+    paragraphs = markdown.rstrip("\n").split("\n\n")
+    keys = [_normalised(paragraph) for paragraph in paragraphs]
+    inserts: dict[int, list[str]] = {}
+    for read in sorted(found, key=lambda r: (r.box.y0, r.box.x0)):
+        at = len(paragraphs)
+        for block in blocks:
+            if block[1] < read.box.y0:
+                continue
+            start = _normalised(block[4])[:24]
+            hit = next((n for n, key in enumerate(keys) if start and start in key), None)
+            if hit is not None:
+                at = hit
+                break
+        inserts.setdefault(at, []).append(read.markdown())
+    out = []
+    for n, paragraph in enumerate(paragraphs):
+        out += inserts.get(n, [])
+        out.append(paragraph)
+    out += inserts.get(len(paragraphs), [])
+    return "\n\n".join(out) + "\n"
