@@ -42,6 +42,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "A million documents",
         "Revisions",
         "Speech",
+        "Before and after",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

@@ -90,7 +90,7 @@ class BareRun:
     """The file one loop took longest over, with its seconds."""
 
 
-def _running(archive: zipfile.ZipFile) -> str:
+def running_lines(archive: zipfile.ZipFile) -> str:
     """The running heads, feet and page numbers taken out of the pages (kept in pages.json):
     ``pdftotext`` prints them, so recall counts them where they are kept."""
     if "pages.json" not in archive.namelist():
@@ -99,7 +99,7 @@ def _running(archive: zipfile.ZipFile) -> str:
     return "\n" + "\n".join(line for page in pages for line in page["header"] + page["footer"])
 
 
-def _poppler(command: str, path: Path) -> str | None:
+def poppler(command: str, path: Path) -> str | None:
     done = subprocess.run([command, str(path), "-"], capture_output=True, timeout=120)
     return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
@@ -150,19 +150,26 @@ def _chain(inbox: Path, bucket: Path, options: tuple[str, ...] = ()) -> float:
     return time.perf_counter() - started
 
 
+def markdown_time(archive: zipfile.ZipFile) -> tuple[float, int]:
+    """(seconds, pages) doc-to-markdown spent on the document of a result zip."""
+    records = json.loads(archive.read("digests.json"))
+    pages = int(json.loads(archive.read("info.json"))["pages"])
+    seconds = 0.0
+    for output in records["outputs"]:
+        if output["digester"] == "doc-to-markdown" and output["created_at"]:
+            begun, ended = (datetime.fromisoformat(output[k]) for k in ("created_at", "updated_at"))
+            seconds += (ended - begun).total_seconds()
+    return seconds, pages
+
+
 def _markdown_rate(bucket: Path) -> tuple[float, int]:
     """(seconds, pages) doc-to-markdown spent in the run's workers, over its documents."""
     seconds, pages = 0.0, 0
     for out in (bucket / keys.OUT_PREFIX).glob("*.zip"):
         with zipfile.ZipFile(out) as archive:
-            records = json.loads(archive.read("digests.json"))
-            pages += json.loads(archive.read("info.json"))["pages"]
-        for output in records["outputs"]:
-            if output["digester"] == "doc-to-markdown" and output["created_at"]:
-                begun, ended = (
-                    datetime.fromisoformat(output[k]) for k in ("created_at", "updated_at")
-                )
-                seconds += (ended - begun).total_seconds()
+            spent, count = markdown_time(archive)
+        seconds += spent
+        pages += count
     return seconds, pages
 
 
@@ -173,7 +180,7 @@ def _seconds(records: dict) -> float:
     return (last - first).total_seconds()
 
 
-def _corpus(quick: bool, root: Path) -> list[tuple[Path, str]]:
+def corpus_files(quick: bool, root: Path) -> list[tuple[Path, str]]:
     if quick:
         return [
             (make_pdf(root / f"gen-{i}.pdf", title=f"Gen {i}", pages=2, seed=i), "generated")
@@ -185,7 +192,7 @@ def _corpus(quick: bool, root: Path) -> list[tuple[Path, str]]:
 def run(quick: bool) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        files = _corpus(quick, root / "gen")
+        files = corpus_files(quick, root / "gen")
         inbox = root / "in"
         placed: list[tuple[Path, str, str]] = []  # (copy, category, digest)
         for number, (path, category) in enumerate(files):
@@ -222,7 +229,7 @@ def run(quick: bool) -> str:
             row["readable out"] += readable
             with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as archive:
                 info = json.loads(archive.read("info.json"))
-                markdown = archive.read("document.md").decode() + _running(archive)
+                markdown = archive.read("document.md").decode() + running_lines(archive)
                 records = json.loads(archive.read("digests.json"))
                 if digest not in seen:
                     broken += len(broken_links(archive))
@@ -231,7 +238,7 @@ def run(quick: bool) -> str:
                 row["pages"] += info["pages"]
                 row["seconds"] += _seconds(records)
                 chain_pages += info["pages"]
-            text = _poppler("pdftotext", copy) or ""
+            text = poppler("pdftotext", copy) or ""
             reference = word_counts(text)
             if sum(reference.values()) >= TEXT_MIN_WORDS:
                 score = word_recall(markdown, reference)

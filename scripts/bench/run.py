@@ -13,6 +13,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import before_after
 import claims
 import embeddings
 import fidelity
@@ -50,6 +51,7 @@ SECTIONS = (
     "scale",
     "revisions",
     "speech",
+    "before-after",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -116,6 +118,11 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Revisions: a new revision against from scratch", revisions.run(args.quick))
     if "speech" in wanted:
         add("Speech: word error rate of the offline recogniser", speech.run(args.quick))
+    if "before-after" in wanted:
+        add(
+            "Before and after: doc-to-markdown speed and recall, two checkouts",
+            before_after.run(args.quick, args.before),
+        )
     if "scale" in wanted:
         add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
     return out
@@ -130,6 +137,9 @@ def main() -> None:
         "--mode", default="legacy", choices=("legacy", "layout"), help="converter mode"
     )
     parser.add_argument("--repeat", type=int, default=2, help="throughput runs per configuration")
+    parser.add_argument(
+        "--before", default=None, help="before-after: the Python of the checkout to compare with"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     existing = args.output.read_text() if args.output.exists() else ""

@@ -38,6 +38,9 @@ WORD_SHARE = 0.5
 """A text layer in which fewer of the tokens are words is garbage."""
 MAX_IMAGE_PIXELS = 4_000_000
 """The scan kept as the page's image is rendered within this many pixels."""
+MAX_SKEW = 0.2
+"""Lines turned further than this (the sine of the angle, about 11 degrees) are not read: a
+scan is often a little skewed, and the OCR's words with it."""
 _EDGE = 0.12
 """Share of the page height at its top and bottom where running heads and feet stand."""
 _TOKEN_EDGE = "\"'“”‘’«»()[]{}.,;:!?*"
@@ -56,6 +59,7 @@ class _PageMeasure:
     height: float
     body: float
     spacing: float
+    line_height: float
 
 
 @dataclass
@@ -146,7 +150,7 @@ def _lines(page: pymupdf.Page) -> list[_Line]:
     found = []
     for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
         for line in block.get("lines", ()):
-            if abs(line["dir"][1]) > 1e-3:
+            if abs(line["dir"][1]) > MAX_SKEW:
                 continue
             text = " ".join("".join(s["text"] for s in line["spans"]).split())
             if not text:
@@ -159,28 +163,33 @@ def _lines(page: pymupdf.Page) -> list[_Line]:
 
 def _merged(lines: list[_Line]) -> list[_Line]:
     """Lines with the fragments of one printed line (an OCR layer may give each word or
-    phrase as a line of its own) put together."""
-    merged: list[_Line] = []
+    phrase as a line of its own) put together: a fragment joins the line whose end fragment
+    stands level with it (on a skewed scan the line's far end is higher or lower) and close
+    beside it."""
+    merged: list[tuple[_Line, _Line, _Line]] = []  # (the line, its left and right fragments)
     for line in lines:
-        twin = next(
-            (
-                other
-                for other in reversed(merged[-6:])
-                if min(other.y1, line.y1) - max(other.y0, line.y0)
-                > 0.5 * min(other.height, line.height)
-                and max(line.x0 - other.x1, other.x0 - line.x1) < 1.25 * line.height
-            ),
-            None,
-        )
-        if twin is None:
-            merged.append(_Line(line.text, line.x0, line.y0, line.x1, line.y1, line.size))
+        found = None
+        for n in range(len(merged) - 1, max(len(merged) - 8, -1), -1):
+            whole, first, last = merged[n]
+            end = last if line.x0 >= whole.x0 else first
+            level = min(end.y1, line.y1) - max(end.y0, line.y0) > 0.5 * min(end.height, line.height)
+            if level and max(line.x0 - end.x1, end.x0 - line.x1) < 1.25 * line.height:
+                found = n
+                break
+        if found is None:
+            copy = _Line(line.text, line.x0, line.y0, line.x1, line.y1, line.size)
+            merged.append((copy, line, line))
             continue
-        first, second = (twin, line) if twin.x0 <= line.x0 else (line, twin)
-        twin.text = f"{first.text} {second.text}"
-        twin.x0, twin.x1 = min(twin.x0, line.x0), max(twin.x1, line.x1)
-        twin.y0, twin.y1 = min(twin.y0, line.y0), max(twin.y1, line.y1)
-        twin.size = max(twin.size, line.size)
-    return merged
+        whole, first, last = merged[found]
+        if line.x0 >= whole.x0:
+            whole.text, last = f"{whole.text} {line.text}", line
+        else:
+            whole.text, first = f"{line.text} {whole.text}", line
+        whole.x0, whole.x1 = min(whole.x0, line.x0), max(whole.x1, line.x1)
+        whole.y0, whole.y1 = min(whole.y0, line.y0), max(whole.y1, line.y1)
+        whole.size = max(whole.size, line.size)
+        merged[found] = (whole, first, last)
+    return [whole for whole, _, _ in merged]
 
 
 def _rows(lines: list[_Line]) -> list[list[_Line]]:
@@ -206,12 +215,15 @@ def _rows(lines: list[_Line]) -> list[list[_Line]]:
 def _gutter(lines: list[_Line], width: float) -> tuple[float, float] | None:
     """The gap between two columns: the x-range in the page's middle where the most rows
     have a gap between two lines (the columns may share only a band of the page, a page whose
-    columns change within it); None unless at least four rows have it."""
+    columns change within it), and the lines right of it start flush, as a column's do (wide
+    word spaces of a loose line, or a name set right, do not); None unless four rows agree."""
     middle = range(int(0.25 * width), int(0.75 * width) + 1)
     apart = dict.fromkeys(middle, 0)
+    gaps: list[tuple[float, float]] = []  # (gap start, gap end: the right line's start)
     for row in _rows(lines):
         for left, right in itertools.pairwise(row):
             if right.x0 - left.x1 >= 0.8 * min(left.height, right.height):
+                gaps.append((left.x1, right.x0))
                 for x in range(
                     max(int(left.x1) + 1, middle.start), min(int(right.x0), middle.stop)
                 ):
@@ -219,20 +231,24 @@ def _gutter(lines: list[_Line], width: float) -> tuple[float, float] | None:
     most = max(apart.values(), default=0)
     if most < 4:
         return None
-    best = [x for x, count in apart.items() if count == most]
-    run_start = best[0]
-    run_end = run_start
-    while run_end + 1 in apart and apart[run_end + 1] == most:
-        run_end += 1
-    return (run_start, run_end + 1)
+    start = next(x for x, count in apart.items() if count == most)
+    end = start
+    while end + 1 in apart and apart[end + 1] == most:
+        end += 1
+    starts = [x1 for x0, x1 in gaps if x0 < start + 1 and end < x1]
+    typical = statistics.median(starts)
+    height = statistics.median(line.height for line in lines)
+    if sum(1 for x in starts if abs(x - typical) <= height) < 4:
+        return None
+    return (start, end + 1)
 
 
 def _reading_order(lines: list[_Line], width: float) -> list[list[_Line]]:
-    """The page's lines as runs read top to bottom, without OCR noise (a picture's
+    """The page's (merged) lines as runs read top to bottom, without OCR noise (a picture's
     specks read as letters): a single column, or, where the page has a gutter, band by band
     (lines across the gutter end a band and make a run of their own) the left column's
     lines, then the right's."""
-    lines = [line for line in _merged(lines) if word_share(line.text) >= WORD_SHARE]
+    lines = [line for line in lines if word_share(line.text) >= WORD_SHARE]
     gutter = _gutter(lines, width)
     if gutter is None:
         return [lines]
@@ -299,7 +315,11 @@ def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
             paragraph.clear()
 
     previous: _Line | None = None
-    body, spacing = page.body, page.spacing
+    body = page.body
+    steps = [
+        b.y0 - a.y0 for a, b in itertools.pairwise(run) if 0 < b.y0 - a.y0 < 3 * page.line_height
+    ]
+    spacing = statistics.median(steps) if steps else page.spacing
     for line in run:
         if (
             line.size >= 1.5 * body
@@ -311,12 +331,11 @@ def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
             previous = None
             continue
         if previous is not None:
-            gap = line.y0 - previous.y1
-            indented = (
-                line.x0 > left + 0.8 * line.height and previous.x0 <= left + 0.8 * line.height
-            )
-            short = previous.x1 < right - 3 * line.height and _SENTENCE_END.search(previous.text)
-            if gap > max(1.0 * line.height, 1.6 * spacing) or indented or short:
+            step = line.y0 - previous.y0
+            indent = page.line_height
+            indented = line.x0 > left + indent and previous.x0 <= left + indent
+            short = previous.x1 < right - 3 * indent and _SENTENCE_END.search(previous.text)
+            if step > 1.5 * spacing or indented or short:
                 close()
         paragraph.append(line.text)
         previous = line
@@ -332,7 +351,7 @@ def scan_markdown(page: pymupdf.Page, image_dir: Path, image_format: str) -> tup
     scale = min(150 / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
     page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
     link = f"![page {page.number + 1}]({image_dir / name})"
-    lines = _lines(page)
+    lines = _merged(_lines(page))
     if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
         return link + "\n", False
     if not lines:
@@ -347,6 +366,7 @@ def scan_markdown(page: pymupdf.Page, image_dir: Path, image_format: str) -> tup
         page.rect.height,
         statistics.median(line.size for line in lines),
         statistics.median(steps) if steps else statistics.median(heights),
+        statistics.median(heights),
     )
     heads, lines, feet = _running_lines(lines, measure)
     out = [f"<!--running header--> {line.text}" for line in heads]
