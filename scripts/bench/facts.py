@@ -2,8 +2,10 @@
 (olmOCR-Bench's ``present``, ``absent``, ``order`` and ``table`` tests, with its text
 normalisation), checked against a page's Markdown or plain text.
 
-A fact is a JSON object: ``doc`` (the corpus file's path inside its archive, or
-``generated/NAME`` for a page ``fidelity_pages.py`` makes), ``page`` (1-based), ``type``, and
+A fact is a JSON object: ``doc`` (the corpus file's path inside its archive,
+``generated/NAME`` for a page ``fidelity_pages.py`` makes, or ``derived/NAME`` for a scan with a
+text layer ``sandwiches.py`` makes), ``page`` (1-based), ``type``, ``added`` (the round of work
+that added it, to report each set apart; none for the first rounds), and
 
 - ``present`` / ``absent``: ``text``, matched fuzzily (``max_diffs`` edits allowed, default 0),
   case-sensitively unless ``case_sensitive`` is false;

@@ -11,9 +11,10 @@ stands among the page's blocks, behind a comment with their confidence.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 import pymupdf
@@ -31,8 +32,9 @@ MAX_PATHS = 400
 GLYPH_SIZE = 60.0
 """A path larger than this (points) is a shape, not a letter."""
 MIN_GLYPHS = 5
-DPI = 200
-"""Lettering drawn as a picture is large: 200 dpi reads it, at under half 300 dpi's time."""
+DPI = 150
+"""Lettering drawn as a picture is mostly large: 150 dpi reads it, at a quarter of 300 dpi's
+time (Tesseract's time grows with the pixels)."""
 MAX_PIXELS = 2_000_000
 FLAT_GROUND = 0.4
 """A region looks like print when this share of its pixels is one grey (its ground)."""
@@ -116,13 +118,21 @@ def regions(page: pymupdf.Page) -> list[pymupdf.Rect]:
     return distinct[:MAX_REGIONS]
 
 
-def looks_like_print(page: pymupdf.Page, box: pymupdf.Rect) -> bool:
+def _ground(page: pymupdf.Page, box: pymupdf.Rect) -> tuple[bool, str]:
     """Whether ``box`` is set on a flat ground (print, a logo, a chart, a banner) rather than
-    a photograph, whose greys spread over the whole range."""
+    a photograph, whose greys spread over the whole range; and a digest of what it shows."""
     pixmap = page.get_pixmap(clip=box, dpi=72, colorspace=pymupdf.csGRAY)
-    levels = Counter(value // 16 for value in pixmap.samples)
+    samples = pixmap.samples
+    levels = Counter(value // 16 for value in samples)
     total = sum(levels.values())
-    return bool(total) and levels.most_common(1)[0][1] >= FLAT_GROUND * total
+    flat = bool(total) and levels.most_common(1)[0][1] >= FLAT_GROUND * total
+    digest = hashlib.sha256(b"%d %d " % (pixmap.width, pixmap.height) + samples).hexdigest()
+    return flat, digest
+
+
+def looks_like_print(page: pymupdf.Page, box: pymupdf.Rect) -> bool:
+    """Whether ``box`` is set on a flat ground rather than a photograph (see :func:`_ground`)."""
+    return _ground(page, box)[0]
 
 
 def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
@@ -136,6 +146,11 @@ def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | N
     return DrawnText(box, " ".join(text.split()), read.confidence)
 
 
+_READ: OrderedDict[tuple[str, str], tuple[str, float] | None] = OrderedDict()
+"""What regions showing the same pixels read as (a logo on every slide is read once)."""
+READ_KEPT = 256
+
+
 def drawn_text(page: pymupdf.Page, language: str) -> list[DrawnText]:
     """The words read off the page's regions that show print but hold no text layer (none
     where Tesseract is not installed or fails on a region)."""
@@ -143,14 +158,20 @@ def drawn_text(page: pymupdf.Page, language: str) -> list[DrawnText]:
         return []
     found = []
     for box in regions(page):
-        if not looks_like_print(page, box):
+        flat, digest = _ground(page, box)
+        if not flat:
             continue
-        try:
-            read = _read(page, box, language)
-        except DigestError:
-            continue
-        if read is not None:
-            found.append(read)
+        key = (digest, language)
+        if key not in _READ:
+            try:
+                read = _read(page, box, language)
+            except DigestError:
+                read = None
+            _READ[key] = (read.text, read.confidence) if read is not None else None
+            while len(_READ) > READ_KEPT:
+                _READ.popitem(last=False)
+        if (known := _READ[key]) is not None:
+            found.append(DrawnText(box, *known))
     return found
 
 

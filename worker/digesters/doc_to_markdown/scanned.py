@@ -38,6 +38,8 @@ WORD_SHARE = 0.5
 """A text layer in which fewer of the tokens are words is garbage."""
 MAX_IMAGE_PIXELS = 4_000_000
 """The scan kept as the page's image is rendered within this many pixels."""
+LETTER_SPACED = 0.3
+"""A layer in which more of the tokens MuPDF reads are single letters spells its words apart."""
 MAX_SKEW = 0.2
 """Lines turned further than this (the sine of the angle, about 11 degrees) are not read: a
 scan is often a little skewed, and the OCR's words with it."""
@@ -49,6 +51,7 @@ _SENTENCE_END = re.compile(r"[.!?:;\"”’)]\s*$")
 _PAGE_NUMBER = re.compile(r"^\W*(?:\d{1,4}|[ivxlcdm]{1,6})\W*$", re.IGNORECASE)
 _NUMBER_AT_EDGE = re.compile(r"^\W*\d{1,4}\b|\b\d{1,4}\W*$")
 _VOWEL = re.compile("[aeiouy]")
+_LETTER_SPACED = re.compile(r"(?<!\S)[^\W\d_](?: [^\W\d_]){3,}(?!\S)")
 _LINE_START_SYNTAX = re.compile(r"^(#|>|\d+[.)]\s|[-+*]\s)")
 
 
@@ -123,13 +126,15 @@ def scans_with_text(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
 
 
 def word_share(text: str) -> float:
-    """The share of ``text``'s tokens that read as words or numbers (1.0 for no tokens)."""
-    tokens = [token.strip(_TOKEN_EDGE) for token in text.split()]
+    """The share of ``text``'s tokens that read as words or numbers (1.0 for no tokens); a
+    word set letter-spaced (``C o m p a n i a``) counts as one."""
+    spaced = len(_LETTER_SPACED.findall(text))
+    tokens = [token.strip(_TOKEN_EDGE) for token in _LETTER_SPACED.sub(" ", text).split()]
     tokens = [token for token in tokens if token]
-    if not tokens:
+    if not tokens and not spaced:
         return 1.0
     words = sum(1 for token in tokens if _WORD.fullmatch(token) and not _is_debris(token))
-    return words / len(tokens)
+    return (words + spaced) / (len(tokens) + spaced)
 
 
 def _is_debris(token: str) -> bool:
@@ -145,10 +150,21 @@ def _is_debris(token: str) -> bool:
     return rest.isascii() and rest.islower() and not _VOWEL.search(rest)
 
 
+def _flags(page: pymupdf.Page) -> int:
+    """MuPDF's text flags for the page's layer: with the spaces MuPDF puts where glyphs stand
+    apart, unless that spells most words letter by letter (``C h i n a``: a layer that sets
+    its letters apart and its real word spaces as characters, kept without MuPDF's)."""
+    tokens = page.get_text("text", flags=pymupdf.TEXTFLAGS_TEXT).split()
+    single = sum(1 for token in tokens if len(token) == 1 and token.isalpha())
+    if tokens and single > LETTER_SPACED * len(tokens):
+        return pymupdf.TEXTFLAGS_TEXT | pymupdf.TEXT_INHIBIT_SPACES
+    return pymupdf.TEXTFLAGS_TEXT
+
+
 def _lines(page: pymupdf.Page) -> list[_Line]:
     """The page's horizontal lines of text as MuPDF groups them, top to bottom."""
     found = []
-    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
+    for block in page.get_text("dict", flags=_flags(page))["blocks"]:
         for line in block.get("lines", ()):
             if abs(line["dir"][1]) > MAX_SKEW:
                 continue
