@@ -62,7 +62,8 @@ def pages_markdown(
 
     made = {}
     for n in scans_with_text(doc, numbers):
-        markdown, readable = scan_markdown(doc[n], image_dir, options.image_format)
+        image = (options.image_format, options.dpi) if options.write_images else None
+        markdown, readable = scan_markdown(doc[n], image_dir, image)
         made[n] = engine_mark(SCAN if readable else GARBAGE) + relative_images(markdown, image_dir)
     for n in vertical_pages(doc, [n for n in numbers if n not in made]):
         made[n] = engine_mark(VERTICAL) + vertical_markdown(doc[n])

@@ -359,14 +359,19 @@ def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
     return blocks
 
 
-def scan_markdown(page: pymupdf.Page, image_dir: Path, image_format: str) -> tuple[str, bool]:
+def scan_markdown(
+    page: pymupdf.Page, image_dir: Path, image: tuple[str, int] | None
+) -> tuple[str, bool]:
     """The Markdown of a scanned page with a text layer, and whether its text layer is good;
-    a garbage layer gives only the page's image (page-ocr reads it then). The scan is written
-    to ``image_dir`` and linked."""
-    name = f"scan-{page.number + 1:04d}.{image_format}"
-    scale = min(150 / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
-    page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
-    link = f"![page {page.number + 1}]({image_dir / name})"
+    a garbage layer gives only the page's image (page-ocr reads it then). With ``image``
+    (format, dpi) the scan is written to ``image_dir`` and linked."""
+    link = ""
+    if image is not None:
+        image_format, dpi = image
+        name = f"scan-{page.number + 1:04d}.{image_format}"
+        scale = min(dpi / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
+        page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
+        link = f"![page {page.number + 1}]({image_dir / name})"
     lines = _merged(_lines(page))
     if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
         return link + "\n", False
@@ -389,5 +394,4 @@ def scan_markdown(page: pymupdf.Page, image_dir: Path, image_format: str) -> tup
     for run in _reading_order(lines, page.rect.width):
         out += _paragraphs(run, measure)
     out += [f"<!--running footer--> {line.text}" for line in feet]
-    out.append(link)
-    return "\n\n".join(out) + "\n", True
+    return "\n\n".join([*out, link]).strip() + "\n", True
