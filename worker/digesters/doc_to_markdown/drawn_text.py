@@ -130,11 +130,6 @@ def _ground(page: pymupdf.Page, box: pymupdf.Rect) -> tuple[bool, str]:
     return flat, digest
 
 
-def looks_like_print(page: pymupdf.Page, box: pymupdf.Rect) -> bool:
-    """Whether ``box`` is set on a flat ground rather than a photograph (see :func:`_ground`)."""
-    return _ground(page, box)[0]
-
-
 def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
     binary = shutil.which("tesseract") or "tesseract"
     zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
