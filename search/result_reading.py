@@ -5,6 +5,8 @@ was slower still (7.5 s against 5 s for 2,000 documents: the rows cross a pipe).
 
 from __future__ import annotations
 
+import zipfile
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -51,6 +53,8 @@ def read_one(
     archive, etag = fetched
     try:
         return rows_from_result(archive, digest, etag, origins)
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        return f"damaged result (reprocess it): {exc}"
     except (BucketdigestError, OSError, ValueError, KeyError) as exc:
         return f"unreadable result: {exc}"
     finally:

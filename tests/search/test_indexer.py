@@ -111,6 +111,26 @@ def test_a_removed_result_leaves_the_index(
     assert gone not in {h.digest for h in hits}
 
 
+def test_a_damaged_result_is_skipped_with_its_reason_and_the_rest_indexed(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    damaged = topics_bucket[1]["magic/spells.md"]
+    whole = store.get(keys.out_key(damaged)).data
+    store.put(keys.out_key(damaged), whole[: len(whole) // 2])
+    for rebuild in (False, True):
+        report = index_bucket(store, settings, rebuild=rebuild)
+        assert report.added == len(topics_bucket[1]) - 1
+        assert list(report.skipped) == [damaged]
+        assert report.skipped[damaged].startswith("damaged result (reprocess it):")
+        searcher = Searcher.open(settings)
+        hits = searcher.search(SearchRequest("threshes grain in the barn", mode=Mode.KEYWORD))
+        assert [hit.digest for hit in hits][:1] == [topics_bucket[1]["world/harvest.md"]]
+        hits = searcher.search(SearchRequest("wizard mana spellbook", limit=50))
+        assert damaged not in {hit.digest for hit in hits}
+
+
 def test_documents_indexed_one_at_a_time_stay_covered_by_the_full_text_index(
     topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

@@ -25,7 +25,7 @@ from bucketdigest.worker.tesseract import LINE_FLOOR, read_image, tessdata
 MIN_WIDTH = 30.0
 MIN_HEIGHT = 8.0
 """A region smaller than this (points) holds no word worth reading."""
-MAX_REGIONS = 6
+MAX_REGIONS = 4
 """Regions read on one page at the most (the largest)."""
 MAX_PATHS = 400
 """A page with more vector paths (a map, a vectorised scan) is not searched for glyphs."""
@@ -101,15 +101,14 @@ def regions(page: pymupdf.Page) -> list[pymupdf.Rect]:
     found = [pymupdf.Rect(info["bbox"]) & page.rect for info in page.get_image_info()]
     found = [box for box in found if box.get_area() < 0.5 * area]  # a scan: :mod:`scanned`
     found += _glyph_regions(page)
+    found = [box for box in found if box.width >= MIN_WIDTH and box.height >= MIN_HEIGHT]
+    if not found:
+        return []
     words = [pymupdf.Rect(word[:4]) for word in page.get_text("words")]
     empty = [
         box
         for box in found
-        if box.width >= MIN_WIDTH
-        and box.height >= MIN_HEIGHT
-        and not any(
-            box.contains(pymupdf.Point((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2)) for w in words
-        )
+        if not any(box.contains(pymupdf.Point((w.x0 + w.x1) / 2, (w.y0 + w.y1) / 2)) for w in words)
     ]
     distinct: list[pymupdf.Rect] = []
     for box in sorted(empty, key=lambda b: -b.get_area()):

@@ -9,12 +9,14 @@ before the first line that starts just right of it and level with its top.
 
 from __future__ import annotations
 
-import statistics
+from collections import Counter
 from typing import Any
 
 TALLER = 2.0
 """An initial is at least this many times the size of the page's text (by characters)."""
 MIN_CHARACTERS = 40
+SMALLEST = 14.0
+"""No drop cap is smaller than this (points): twice a 7-point text."""
 
 
 def _size(span: dict[str, Any]) -> float:
@@ -60,16 +62,22 @@ def joined_drop_caps(page: dict[str, Any]) -> dict[str, Any]:
     """``page`` (``extractDICT``'s result, changed in place) with each drop cap at the front
     of its paragraph's first line."""
     blocks = page.get("blocks") or []
-    sizes = [
-        _size(span)
-        for block in blocks
-        for line in block.get("lines", ())
-        for span in line["spans"]
-        for _ in span["text"].strip()
+    spans = [span for block in blocks for line in block.get("lines", ()) for span in line["spans"]]
+    letters = [
+        span
+        for span in spans
+        if span["size"] >= SMALLEST and len(text := span["text"].strip()) == 1 and text.isalpha()
     ]
-    if len(sizes) < MIN_CHARACTERS:
+    if not letters:
         return page
-    body = statistics.median(sizes)
+    sizes: Counter[float] = Counter()
+    for span in spans:
+        sizes[round(_size(span), 1)] += len(span["text"].strip())
+    if sum(sizes.values()) < MIN_CHARACTERS:
+        return page
+    body = _weighted_median(sizes)
+    if max(_size(span) for span in letters) < TALLER * body:
+        return page
     emptied = []
     for b, n in reversed(_initials(blocks, body)):
         initial = blocks[b]["lines"][n]
@@ -87,3 +95,13 @@ def joined_drop_caps(page: dict[str, Any]) -> dict[str, Any]:
     for b in sorted(set(emptied), reverse=True):
         del blocks[b]
     return page
+
+
+def _weighted_median(counts: Counter[float]) -> float:
+    half = sum(counts.values()) / 2
+    seen = 0
+    for size in sorted(counts):
+        seen += counts[size]
+        if seen >= half:
+            return size
+    return 0.0

@@ -50,7 +50,7 @@ class _Block:
 
 def _blocks(page: pymupdf.Page) -> list[_Block]:
     found = []
-    for block in page.get_text("dict")["blocks"]:
+    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
         lines = [
             "".join(span["text"] for span in line["spans"]).strip()
             for line in block.get("lines", ())

@@ -69,7 +69,7 @@ def _chars(page: pymupdf.Page) -> tuple[list[_Char], list[tuple[float, str]]]:
     """The page's characters from lines set vertically or of one character (or two, one
     under the other), and the other lines (across the page) with their heights."""
     chars, across = [], []
-    for block in page.get_text("rawdict")["blocks"]:
+    for block in page.get_text("rawdict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
         for line in block.get("lines", ()):
             glyphs = [c for span in line["spans"] for c in span["chars"] if c["c"].strip()]
             sizes = [span["size"] for span in line["spans"] for c in span["chars"]]
@@ -148,13 +148,17 @@ def is_vertical(page: pymupdf.Page) -> bool:
 def vertical_pages(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
     """The pages of ``numbers`` that :func:`is_vertical`, without pictures or drawings (a
     figure with vertical labels is the layout model's); a page that cannot be read is not.
-    Pages without Chinese or Japanese characters are passed over at once."""
+    Pages without Chinese or Japanese characters, or without many lines of one or two
+    characters (how MuPDF gives vertical text), are passed over at once."""
     found = set()
     for number in numbers:
         try:
             page = doc[number]
+            lines = [line for line in page.get_text("text").splitlines() if line.strip()]
+            short = sum(1 for line in lines if len(line.strip()) <= 2)
             if (
-                _CJK.search(page.get_text("text"))
+                short >= MIN_CHARACTERS / 2
+                and any(_CJK.search(line) for line in lines)
                 and not page.get_images(full=False)
                 and len(page.get_cdrawings()) <= MAX_DRAWINGS
                 and is_vertical(page)
