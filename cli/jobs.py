@@ -24,11 +24,11 @@ from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import PASS_SECONDS, RECONCILE_SECONDS, run_monitor
 from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
+from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
 from bucketdigest.search.indexer import IndexDuty
-from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.logs import LogFormat, LogSetup
@@ -258,18 +258,17 @@ def reprocess(
             digester_named(digester_name)
         except KeyError as exc:
             raise click.UsageError(exc.args[0]) from exc
+    target = open_store(store)
     try:
-        chosen = [keys.check_hash(d) for d in digests]
+        report = reprocess_documents(
+            target,
+            done_digests(target) if all_done else list(digests),
+            digester_name,
+            outdated,
+            default_cache_dir(),
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    target = open_store(store)
-    report = reprocess_documents(
-        target,
-        done_digests(target) if all_done else chosen,
-        digester_name,
-        outdated,
-        default_cache_dir(),
-    )
     click.echo(f"requeued {len(report.requeued)} document(s), skipped {len(report.skipped)}")
     for digest, names in report.requeued.items():
         click.echo(f"{digest}  {', '.join(names)}")
@@ -287,11 +286,9 @@ def prioritize(digests: tuple[str, ...], store: StoreSettings, priority: str) ->
 
     Example: bucketdigest prioritize 2d6c4766...db64 --priority high
     """
-    try:
-        chosen = [keys.check_hash(d) for d in digests]
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
-    moved, absent = prioritize_documents(open_store(store), chosen, Priority(priority))
+    target = open_store(store)
+    chosen = [find_digest(store, d, target) for d in digests]
+    moved, absent = prioritize_documents(target, chosen, Priority(priority))
     click.echo(f"{len(moved)} document(s) now {priority}")
     for digest in absent:
         click.echo(f"{digest}  not waiting in the queue")

@@ -75,6 +75,10 @@ workers_option = click.option(
 )
 
 
+CREATING_COMMANDS = frozenset({"ingest", "run"})
+"""The commands that make a local bucket folder that is not there yet (they fill it)."""
+
+
 def _store(
     bucket: str,
     endpoint_url: str | None,
@@ -93,6 +97,7 @@ def _store(
         role=role.value if role else None,
         optimistic_claims=claims == "optimistic",
         claim_settle=claim_settle,
+        create=command in CREATING_COMMANDS,
     )
 
 

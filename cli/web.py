@@ -109,8 +109,12 @@ def serve(
         processes=processes,
         mcp=mcp,
     )
-    console.print(f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)")
-    run_server(settings)
+    run_server(
+        settings,
+        announce=lambda: console.print(
+            f"serving {store.bucket} on http://{host}:{port}/ (API: /docs)"
+        ),
+    )
 
 
 @cli.command(name="mcp")

@@ -123,20 +123,43 @@ def sources_of(store: Store, digest: str) -> list[SourceRecord]:
     return sorted(records, key=lambda r: (r.source, r.path))
 
 
+def hashes_starting(store: Store, prefix: str) -> set[str]:
+    """The documents (sources or results in the bucket) whose hash starts with ``prefix``."""
+    found = {keys.parse_raw_key(info.key)[0] for info in store.list(keys.RAW_PREFIX + prefix)}
+    found |= {keys.parse_out_key(info.key) for info in store.list(keys.OUT_PREFIX + prefix)}
+    return found
+
+
+def document_hash(store: Store, value: str) -> str | None:
+    """The document whose hash is ``value`` or starts with it (8 hex digits or more, any
+    case); None when ``value`` is no hash nor the start of one's, or no document's hash starts
+    so; BucketdigestError when several do."""
+    prefix = keys.hash_prefix(value)
+    if prefix is None or len(prefix) == 64:
+        return prefix
+    found = hashes_starting(store, prefix)
+    if len(found) > 1:
+        raise BucketdigestError(
+            f"{value}: the hashes of {len(found)} documents start so; give more of the hash"
+        )
+    return found.pop() if found else None
+
+
 def resolve(store: Store, path_or_hash: str, entries: list[CatalogEntry] | None = None) -> str:
-    """The digest named by a hash, or by a registered path (exact, or a unique path suffix)
-    among ``entries`` (default: the whole catalogue)."""
-    try:
-        return keys.check_hash(path_or_hash)
-    except ValueError:
-        pass
+    """The digest named by a hash or its start (8 hex digits or more, any case), or by a
+    registered path (exact, or a unique path suffix) among ``entries`` (default: the whole
+    catalogue)."""
+    digest = document_hash(store, path_or_hash)
+    if digest is not None:
+        return digest
     matches = {
         entry.digest
         for entry in (catalog(store) if entries is None else entries)
         if entry.path == path_or_hash or entry.path.endswith("/" + path_or_hash)
     }
     if not matches:
-        raise BucketdigestError(f"{path_or_hash}: no registered file has this path")
+        named = "no document's hash starts so, and " if keys.hash_prefix(path_or_hash) else ""
+        raise BucketdigestError(f"{path_or_hash}: {named}no registered file has this path")
     if len(matches) > 1:
         raise BucketdigestError(
             f"{path_or_hash}: matches {len(matches)} different documents; give the hash"

@@ -10,6 +10,7 @@ from bucketdigest.monitor.catalog import (
     CatalogEntry,
     Revision,
     catalog,
+    document_hash,
     fetch_result,
     resolve,
     with_revisions,
@@ -48,12 +49,15 @@ def list_files(
 
 
 def find_digest(settings: StoreSettings, path_or_hash: str, store: Store | None = None) -> str:
-    """The document named by a hash, or by an ingested path (exact, or a unique suffix)."""
-    try:
-        return keys.check_hash(path_or_hash)
-    except ValueError:
-        store = store or open_store(settings, self_test=False)
-        return resolve(store, path_or_hash, list_files(settings, store=store))
+    """The document named by a hash or its start (8 hex digits or more, any case), or by an
+    ingested path (exact, or a unique suffix)."""
+    prefix = keys.hash_prefix(path_or_hash)
+    if prefix is not None and len(prefix) == 64:
+        return prefix
+    store = store or open_store(settings, self_test=False)
+    if prefix is not None and (digest := document_hash(store, path_or_hash)) is not None:
+        return digest
+    return resolve(store, path_or_hash, list_files(settings, store=store))
 
 
 def get_result(

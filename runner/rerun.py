@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bucketdigest.ingestor.restore import restore_source
+from bucketdigest.monitor.catalog import document_hash
 from bucketdigest.monitor.repair import retry_failed
-from bucketdigest.shared import keys, queue
+from bucketdigest.shared import queue
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.reprocess import ReprocessReport, reprocess
@@ -30,6 +31,14 @@ def _restored(
     return ready, cannot
 
 
+def _named(store: Store, value: str) -> str:
+    """The document a hash or its start (8 hex digits or more, any case) names."""
+    digest = document_hash(store, value)
+    if digest is None:
+        raise ValueError(f"{value}: no document's hash is or starts so (8 to 64 hex digits)")
+    return digest
+
+
 def retry_documents(
     store: Store, digests: Sequence[str] | None, cache_dir: Path
 ) -> tuple[list[str], dict[str, str]]:
@@ -37,7 +46,7 @@ def retry_documents(
     ones that cannot be with the reason."""
     if digests is None:
         digests = [digest for digest, _ in queue.markers(store, QueueState.FAILED)]
-    ready, cannot = _restored(store, [keys.check_hash(d) for d in digests], cache_dir)
+    ready, cannot = _restored(store, [_named(store, d) for d in digests], cache_dir)
     return retry_failed(store, ready), cannot
 
 
@@ -49,7 +58,7 @@ def reprocess_documents(
     cache_dir: Path,
 ) -> ReprocessReport:
     """``reprocess``, sources fetched again first where a cleanup-mode worker deleted them."""
-    ready, cannot = _restored(store, digests, cache_dir)
+    ready, cannot = _restored(store, [_named(store, d) for d in digests], cache_dir)
     report = reprocess(store, ready, digester, outdated)
     report.skipped.update(cannot)
     return report

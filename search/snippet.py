@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)((?:(?!\1).)+?)(?<=\S)\1(?![A-Za-z0-9*])")
+"""Markdown emphasis around words (``_c_``, ``**bold**``): a snippet is plain text."""
 _ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
 STOPWORDS = frozenset(
     [
@@ -114,7 +116,9 @@ def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
 
 
 def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
-    """At most about ``width`` characters of ``text``, centred on the query's words."""
+    """At most about ``width`` characters of ``text`` as plain text (no emphasis marks),
+    centred on the query's words."""
+    text = _EMPHASIS.sub(r"\2", text)
     stems = query_stems(query)
     matches = [
         m.span()

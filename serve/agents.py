@@ -177,7 +177,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
         description="A done document's whole Markdown, pages in order.",
     )
     def document_markdown(digest: str) -> str:
-        found = backend.cache.members(checked_hash(digest), [DOCUMENT])
+        found = backend.cache.members(checked_hash(digest, backend.store), [DOCUMENT])
         if DOCUMENT not in found:
             raise ValueError(f"{digest} has no Markdown (is it done?)")
         return found[DOCUMENT].decode("utf-8", "replace")

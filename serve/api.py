@@ -79,7 +79,7 @@ def summary(backend: BackendDep, digest: str) -> dict[str, Any]:
     response_class=PlainTextResponse,
 )
 def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query(ge=1)] = None):
-    digest = checked_hash(digest)
+    digest = checked_hash(digest, backend.store)
     if page is not None:
         text = read_page(backend.cache, digest, page).text
     else:
@@ -90,13 +90,13 @@ def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query
 
 @router.get("/documents/{digest}/thumbnail", summary="The first page as a PNG")
 def thumbnail(backend: BackendDep, digest: str) -> Response:
-    data = backend.cache.member(checked_hash(digest), THUMBNAIL)
+    data = backend.cache.member(checked_hash(digest, backend.store), THUMBNAIL)
     return Response(data, media_type="image/png", headers=_immutable())
 
 
 @router.get("/documents/{digest}/files/{member:path}", summary="One file of the result zip")
 def member(backend: BackendDep, digest: str, member: str) -> Response:
-    data = backend.cache.member(checked_hash(digest), member)
+    data = backend.member(digest, member)
     guessed = mimetypes.guess_type(member)[0] or "application/octet-stream"
     if guessed in SAFE_INLINE:
         return Response(data, media_type=guessed, headers=_immutable())
@@ -106,13 +106,14 @@ def member(backend: BackendDep, digest: str, member: str) -> Response:
 
 @router.get("/documents/{digest}/zip", summary="The whole result zip")
 def result_zip(backend: BackendDep, digest: str) -> Response:
-    digest = checked_hash(digest)
+    digest = checked_hash(digest, backend.store)
     headers = {"Content-Disposition": f'attachment; filename="{digest}.zip"'}
     return Response(backend.cache.zip_bytes(digest), media_type="application/zip", headers=headers)
 
 
 @router.post("/documents/{digest}/retry", summary="Put a failed document back in line")
 def retry(backend: BackendDep, digest: str, token: Token) -> dict[str, Any]:
+    digest = checked_hash(digest, backend.store)
     requeued = backend.retry(digest, token.credentials if token else None)
     return {"digest": digest, "requeued": requeued}
 
@@ -121,6 +122,7 @@ def retry(backend: BackendDep, digest: str, token: Token) -> dict[str, Any]:
 def reprocess(
     backend: BackendDep, digest: str, token: Token, digester: str | None = None
 ) -> dict[str, Any]:
+    digest = checked_hash(digest, backend.store)
     chosen = backend.reprocess(digest, digester, token.credentials if token else None)
     return {"digest": digest, "digesters": chosen}
 

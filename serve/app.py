@@ -11,6 +11,7 @@ import base64
 import logging
 import os
 import pickle
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -36,8 +37,10 @@ from bucketdigest.serve.backend import (
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.results import NoResult, NoSuchMember
+from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import (
     BucketdigestError,
+    ConfigError,
     IndexNotFound,
     InvalidQuery,
     NotFound,
@@ -204,12 +207,33 @@ def app_from_environment() -> FastAPI:
     return create_app(pickle.loads(base64.b64decode(os.environ[SETTINGS_VARIABLE])))
 
 
-def run_server(settings: ServeSettings, **uvicorn_options: Any) -> None:
+def _check_can_serve(settings: ServeSettings) -> None:
+    """ConfigError unless the bucket is there and the port is free (before anything starts,
+    so a mistyped bucket or a port in use is a one-line error, not a server that dies)."""
+    open_store(settings.store, self_test=False)
+    with socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET) as probe:
+        try:
+            probe.bind((settings.host, settings.port))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot serve on {settings.host}:{settings.port}: {exc.strerror or exc} "
+                "(is another server running there? choose another --port)"
+            ) from exc
+
+
+def run_server(
+    settings: ServeSettings, announce: Callable[[], None] | None = None, **uvicorn_options: Any
+) -> None:
     """Serve until interrupted, from ``settings.processes`` processes: a search holds
-    Python's lock while Lance scans, so one process answers one search at a time."""
+    Python's lock while Lance scans, so one process answers one search at a time. The bucket
+    and the port are checked first (ConfigError), then ``announce`` is called."""
     import uvicorn
 
     from bucketdigest.serve.nodelay import NoDelayH11Protocol
+
+    _check_can_serve(settings)
+    if announce is not None:
+        announce()
 
     if settings.host in WILDCARD_BINDS:
         log.warning(

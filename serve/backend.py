@@ -130,6 +130,11 @@ class Backend:
         hits = self.searcher().search(request)
         return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
 
+    def member(self, digest: str, name: str) -> bytes:
+        """One member of a done document's result zip, as this server's clients may read it."""
+        data = self.cache.member(checked_hash(digest, self.store), name)
+        return data if self.settings.show_locations else privacy.public_member(name, data)
+
     def document(self, digest: str) -> DocumentView:
         view = read_document(self.cache, digest)
         return view if self.settings.show_locations else privacy.public_document(view)
@@ -161,7 +166,7 @@ class Backend:
         worker deleted it, as ``bucketdigest retry`` does); False if it was not failed,
         UnknownDocument if the bucket has no trace of it, NotPossible if its source is gone."""
         self.authorize(token)
-        digest = checked_hash(digest)
+        digest = checked_hash(digest, self.store)
         state = queue.state_of(self.store, digest)
         if state is None:
             raise UnknownDocument(f"{digest}: no such document")
@@ -181,9 +186,8 @@ class Backend:
             digester_named(name)
         except KeyError as exc:
             raise BadRequest(exc.args[0]) from exc
-        report = reprocess_documents(
-            self.store, [checked_hash(digest)], name, False, default_cache_dir()
-        )
+        digest = checked_hash(digest, self.store)
+        report = reprocess_documents(self.store, [digest], name, False, default_cache_dir())
         if digest in report.skipped:
             raise NotPossible(f"{digest}: cannot reprocess: {report.skipped[digest]}")
         return report.requeued.get(digest, [])

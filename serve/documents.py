@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bucketdigest.monitor.catalog import sources_of
+from bucketdigest.monitor.catalog import document_hash, sources_of
 from bucketdigest.serve.results import NoSuchMember, ResultCache
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
@@ -24,6 +24,7 @@ from bucketdigest.shared.result import (
     page_member,
     web_member,
 )
+from bucketdigest.shared.store import Store
 from bucketdigest.worker.pagetext import merged_page
 
 
@@ -31,13 +32,19 @@ class UnknownDocument(BucketdigestError):
     """The bucket has no trace of this document."""
 
 
-def checked_hash(value: str) -> str:
-    """``value`` if it is a document hash, else UnknownDocument (nothing can be named so)."""
+def checked_hash(value: str, store: Store) -> str:
+    """The document whose hash is ``value`` or starts with it (8 hex digits or more, any
+    case), else UnknownDocument (nothing can be named so)."""
+    shown = value[:70] + "..." if len(value) > 70 else value
     try:
-        return keys.check_hash(value)
-    except ValueError as exc:
-        shown = value[:70] + "..." if len(value) > 70 else value
-        raise UnknownDocument(f"{shown!r} is not a document hash (64 hex digits)") from exc
+        digest = document_hash(store, value)
+    except BucketdigestError as exc:
+        raise UnknownDocument(str(exc).replace(value, shown)) from exc
+    if digest is None:
+        if keys.hash_prefix(value) is None:
+            raise UnknownDocument(f"{shown!r} is not a document hash (8 to 64 hex digits)")
+        raise UnknownDocument(f"{shown}: no document's hash starts so")
+    return digest
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,7 @@ class DocumentView:
 def read_document(cache: ResultCache, digest: str) -> DocumentView:
     """Everything about ``digest`` but its pages; UnknownDocument when the bucket has none."""
     store = cache.store
-    digest = checked_hash(digest)
+    digest = checked_hash(digest, store)
     state = queue.state_of(store, digest)
     if state is None:
         raise UnknownDocument(f"{digest}: no such document")
@@ -134,7 +141,7 @@ def read_pages(cache: ResultCache, digest: str, numbers: range) -> list[Page]:
     """Pages ``numbers`` (1-based) of a done document, with their OCR text (and a link
     file's linked page)."""
     wanted = [m for n in numbers for m in (page_member(n), ocr_member(n), web_member(n))]
-    found = cache.members(checked_hash(digest), wanted)
+    found = cache.members(checked_hash(digest, cache.store), wanted)
     return [
         Page(
             number=n,

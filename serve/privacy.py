@@ -9,6 +9,7 @@ component: ``/home/ana/library/rulebooks`` becomes ``…/rulebooks``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from bucketdigest.monitor.status import Status
 from bucketdigest.search.hit import Hit
 from bucketdigest.serve.documents import DocumentView
+from bucketdigest.shared.result import DIGESTS, INFO
 
 HIDDEN = "…"
 
@@ -64,6 +66,18 @@ def _without_workers(data: Any) -> Any:
     if isinstance(data, list):
         return [_without_workers(v) for v in data]
     return data
+
+
+def public_member(name: str, data: bytes) -> bytes:
+    """A result member as an anonymous client may read it: ``info.json`` and ``digests.json``
+    without the ids of the workers (machine names) that made the result."""
+    if name not in (INFO, DIGESTS):
+        return data
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return data
+    return (json.dumps(_without_workers(parsed), indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def public_status(status: Status) -> Status:

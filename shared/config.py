@@ -28,6 +28,10 @@ class StoreSettings:
     (``--claims optimistic``, :mod:`bucketdigest.shared.stores.optimistic`)."""
     claim_settle: float = 1.0
     """Seconds an optimistic write waits before reading its version back."""
+    create: bool = True
+    """Make a local bucket folder that is not there yet. The commands that fill a bucket
+    (``ingest``, ``run``) do; the others refuse a folder that is not there (a mistyped
+    ``--bucket`` is an error, not an empty bucket made on the spot)."""
 
 
 def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
@@ -61,4 +65,12 @@ def open_store(settings: StoreSettings, *, self_test: bool = True) -> Store:
         url = urlparse(url).path
     elif "://" in url:
         raise ConfigError(f"unsupported bucket URL {url!r}: use s3://bucket/prefix or a directory")
-    return LocalStore(Path(url))
+    folder = Path(url).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"no bucket at {settings.bucket}: it is a file, not a folder")
+    if not folder.exists() and not settings.create:
+        raise ConfigError(
+            f"no bucket at {settings.bucket} (create it with `bucketdigest ingest` or "
+            "`bucketdigest run`)"
+        )
+    return LocalStore(folder)

@@ -108,6 +108,18 @@ TODO_LANES_PREFIX = f"{QUEUE_PREFIX}{QueueState.TODO.value}"
 """What every todo lane's keys start with (for grants)."""
 
 
+HASH_PREFIX_LENGTH = 8
+"""The fewest hex digits of a hash that name a document (the tools print 12)."""
+_HASH_OR_PREFIX = re.compile(f"[0-9a-fA-F]{{{HASH_PREFIX_LENGTH},64}}")
+
+
+def hash_prefix(value: str) -> str | None:
+    """``value`` in lower case if it is a hash or the start of one (8 to 64 hex digits, any
+    case), else None."""
+    value = value.strip()
+    return value.lower() if _HASH_OR_PREFIX.fullmatch(value) else None
+
+
 def check_hash(value: str) -> str:
     """Return ``value`` if it is a lowercase hex SHA-256, else raise ValueError."""
     if not _HASH.fullmatch(value):

@@ -96,6 +96,30 @@ def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Pa
     assert "Beta rules" in (tmp_path / "b" / "document.md").read_text()
     code, output = _invoke("get", "nope.pdf", "--bucket", bucket, "-o", str(tmp_path / "n"))
     assert code == 1 and "no registered file has this path" in output
+    for short in (digest[:12], digest[:8].upper()):
+        target = tmp_path / f"short-{short}"
+        code, output = _invoke("get", short, "--bucket", bucket, "-o", str(target))
+        assert code == 0, output
+        assert "Beta rules" in (target / "document.md").read_text()
+    code, output = _invoke("get", "0000000000ff", "--bucket", bucket, "-o", str(tmp_path / "z"))
+    assert code == 1 and "no document's hash starts so" in output
+
+
+@pytest.mark.parametrize(
+    "command", [["status"], ["ls"], ["search", "knights"], ["get", "0969a3aff866"], ["serve"]]
+)
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_read_only_command_on_a_bucket_that_is_not_there_says_so_and_makes_nothing(
+    tmp_path: Path, command: list[str], kind: str
+) -> None:
+    bucket = tmp_path / "no-such-bucket"
+    if kind == "file":
+        bucket.write_text("not a bucket")
+    code, output = _invoke(*command, "--bucket", str(bucket))
+    assert code == 1, output
+    assert output.strip().splitlines()[-1].startswith(f"Error: no bucket at {bucket}")
+    assert "Traceback" not in output
+    assert bucket.is_file() if kind == "file" else not bucket.exists()
 
 
 def test_serve_refuses_writes_without_a_long_enough_token(
@@ -105,3 +129,15 @@ def test_serve_refuses_writes_without_a_long_enough_token(
     result = CliRunner().invoke(cli, ["serve", "--bucket", str(tmp_path), "--allow-writes"])
     assert result.exit_code == 2
     assert "BUCKETDIGEST_SERVE_TOKEN" in result.output
+
+
+def test_serve_on_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, output = _invoke("serve", "--bucket", str(tmp_path), "--port", str(port))
+    assert code == 1, output
+    assert f"cannot serve on 127.0.0.1:{port}" in output and "serving" not in output
