@@ -36,6 +36,7 @@ _FOOTNOTE_MARK = "*\u2217†‡§¶"
 _SUPERSCRIPT = 1
 _NORMALISED = re.compile(r"[\W_]+")
 _MARKED = re.compile(r"^<!--running (header|footer)--> ?(.*)$")
+_NUMBERED = re.compile(r"^\W*\d|\d\W*$")
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,19 @@ class _Margins:
             return None
         return "header" if top else "footer"
 
+    def reads_as_text(self, block: _Block) -> bool:
+        """Whether ``block`` is set as the page's own sentences are: in the body's size and
+        face, several words, no number at either end and not in capitals (a running head
+        often is all of these; a letter's last line is none)."""
+        letters = [c for c in block.text if c.isalpha()]
+        return (
+            abs(block.size - self.body) <= 0.5
+            and self.face in block.fonts
+            and len(block.text.split()) >= 3
+            and not _NUMBERED.search(block.text)
+            and sum(c.isupper() for c in letters) <= 0.6 * len(letters)
+        )
+
     def block_of(self, line: str) -> _Block | None:
         """The block whose text is the Markdown line ``line``, or one of whose lines is."""
         key = _normalised(line)
@@ -189,7 +203,7 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     """The page's Markdown with the running blocks a reader sees marked as running lines
     (among its first lines for a head, its last for a foot), and lines the layout model took
     for running ones that read as the page's own text (its last paragraph, set like the body
-    with nothing setting it apart) given back to the text."""
+    with nothing setting it apart: :meth:`_Margins.reads_as_text`) given back to the text."""
     margins = _Margins(page)
     if len(margins.blocks) < 2:
         return markdown
@@ -198,7 +212,7 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
         marked = _MARKED.match(line)
         if marked is not None:
             block = margins.block_of(marked[2])
-            if block is not None and margins.kind(block) is None:
+            if block is not None and margins.kind(block) is None and margins.reads_as_text(block):
                 lines[number] = marked[2]
     texts = [n for n, line in enumerate(lines) if line.strip() and not line.startswith(("|", "!["))]
     for block in margins.blocks:

@@ -46,11 +46,15 @@ scan is often a little skewed, and the OCR's words with it."""
 _EDGE = 0.12
 """Share of the page height at its top and bottom where running heads and feet stand."""
 _TOKEN_EDGE = "\"'“”‘’«»()[]{}.,;:!?*"
-_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,:/\-]\d+)*[^\W\d_]{0,2}|[&§%$€£-]")
+_WORD = re.compile(
+    r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+(?:[.,:/\-]\d+)*[^\W\d_]{0,2}|[&§%$€£-]"
+    r"|(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+\.[\w.]+"
+)
 _SENTENCE_END = re.compile(r"[.!?:;\"”’)]\s*$")
 _PAGE_NUMBER = re.compile(r"^\W*(?:\d{1,4}|[ivxlcdm]{1,6})\W*$", re.IGNORECASE)
 _NUMBER_AT_EDGE = re.compile(r"^\W*\d{1,4}\b|\b\d{1,4}\W*$")
 _VOWEL = re.compile("[aeiouy]")
+_SECTION_NUMBER = re.compile(r"\(?(?:\d{1,3}|[A-Z])(?:\.\d{1,3})*\.?\)?")
 _LETTER_SPACED = re.compile(r"(?<!\S)[^\W\d_](?: [^\W\d_]){3,}(?!\S)")
 _LINE_START_SYNTAX = re.compile(r"^(#|>|\d+[.)]\s|[-+*]\s)")
 
@@ -181,7 +185,7 @@ def _merged(lines: list[_Line]) -> list[_Line]:
     """Lines with the fragments of one printed line (an OCR layer may give each word or
     phrase as a line of its own) put together: a fragment joins the line whose end fragment
     stands level with it (on a skewed scan the line's far end is higher or lower) and close
-    beside it."""
+    beside it, or a little further after a section number (``2   Overview``)."""
     merged: list[tuple[_Line, _Line, _Line]] = []  # (the line, its left and right fragments)
     for line in lines:
         found = None
@@ -189,7 +193,9 @@ def _merged(lines: list[_Line]) -> list[_Line]:
             whole, first, last = merged[n]
             end = last if line.x0 >= whole.x0 else first
             level = min(end.y1, line.y1) - max(end.y0, line.y0) > 0.5 * min(end.height, line.height)
-            if level and max(line.x0 - end.x1, end.x0 - line.x1) < 1.25 * line.height:
+            gap = max(line.x0 - end.x1, end.x0 - line.x1)
+            numbered = line.x0 >= whole.x0 and _SECTION_NUMBER.fullmatch(end.text)
+            if level and gap < (4.0 if numbered else 1.25) * line.height:
                 found = n
                 break
         if found is None:
@@ -310,11 +316,25 @@ def _running_lines(
     """(running heads, the text's lines, running feet): up to two lines at each edge."""
     heads: list[_Line] = []
     feet: list[_Line] = []
-    while len(heads) < 2 and len(lines) > 1 and _is_running(lines[0], lines[1], True, page):
+    while len(heads) < 2 and len(lines) > 1 and _is_running(lines[0], _below(lines), True, page):
         heads.append(lines.pop(0))
-    while len(feet) < 2 and len(lines) > 1 and _is_running(lines[-1], lines[-2], False, page):
+    while len(feet) < 2 and len(lines) > 1 and _is_running(lines[-1], _above(lines), False, page):
         feet.insert(0, lines.pop())
     return heads, lines, feet
+
+
+def _below(lines: list[_Line]) -> _Line | None:
+    """The first line under the first one (not one beside it)."""
+    first = lines[0]
+    return next((line for line in lines[1:] if line.y0 >= first.y1 - 0.3 * first.height), None)
+
+
+def _above(lines: list[_Line]) -> _Line | None:
+    """The last line over the last one (not one beside it)."""
+    last = lines[-1]
+    return next(
+        (line for line in reversed(lines[:-1]) if line.y1 <= last.y0 + 0.3 * last.height), None
+    )
 
 
 def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
