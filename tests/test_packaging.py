@@ -52,20 +52,6 @@ def test_roles_and_search_import_shared_and_never_each_other() -> None:
     assert crossing == set()
 
 
-MAX_MODULE_LINES = 300
-
-
-def test_no_module_passes_300_lines() -> None:
-    """Past that, a module holds more than one concept: split it by concept."""
-    long = {
-        str(path.relative_to(ROOT)): lines
-        for component in COMPONENTS
-        for path in (ROOT / component).rglob("*.py")
-        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
-    }
-    assert long == {}
-
-
 FLOORS = {
     "shared": set(),
     **{role: {"shared"} for role in ROLES},

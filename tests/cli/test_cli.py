@@ -106,7 +106,8 @@ def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Pa
 
 
 @pytest.mark.parametrize(
-    "command", [["status"], ["ls"], ["search", "knights"], ["get", "0969a3aff866"], ["serve"]]
+    "command",
+    [["status"], ["ls"], ["search", "knights"], ["get", "0969a3aff866", "-o", "out"], ["serve"]],
 )
 @pytest.mark.parametrize("kind", ["missing", "file"])
 def test_a_read_only_command_on_a_bucket_that_is_not_there_says_so_and_makes_nothing(

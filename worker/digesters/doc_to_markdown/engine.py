@@ -128,10 +128,14 @@ def _page_by_page(
     return pages
 
 
+def _numbers(numbers: list[int]) -> str:
+    """Page numbers for a problem: ``3, 4, 9`` (the first twenty)."""
+    return ", ".join(map(str, numbers[:20])) + (", ..." if len(numbers) > 20 else "")
+
+
 def _listed(numbers: list[int]) -> str:
-    """Page numbers for a problem: ``pages 3, 4, 9`` (the first twenty)."""
-    shown = ", ".join(map(str, numbers[:20])) + (", ..." if len(numbers) > 20 else "")
-    return f"page {shown}" if len(numbers) == 1 else f"pages {shown}"
+    """Pages for a problem: ``page 3``, ``pages 3, 4, 9``."""
+    return f"page {_numbers(numbers)}" if len(numbers) == 1 else f"pages {_numbers(numbers)}"
 
 
 def page_count(source: Path, ext: str) -> int:
@@ -284,7 +288,7 @@ def convert(
     textless = [n for n, page in enumerate(pages, start=1) if not has_text(page)]
     if textless:
         count = f"{len(textless)} of {len(pages)} pages"
-        problems.append(f"{count} yielded no text (image-only or empty): {_listed(textless)}")
+        problems.append(f"{count} yielded no text (image-only or empty): {_numbers(textless)}")
     metadata["page_count"] = len(pages)
     return Conversion(
         pages=pages,
