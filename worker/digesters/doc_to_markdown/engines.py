@@ -11,6 +11,7 @@ pages), and ``pages.json`` records them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pymupdf
@@ -20,10 +21,10 @@ from bucketdigest.worker.digesters.doc_to_markdown.drawn_text import drawn_text,
 from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
 from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
-from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import plain_markdown, plain_pages
+from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import is_plain, plain_markdown
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
-from bucketdigest.worker.digesters.doc_to_markdown.scanned import scan_markdown, scans_with_text
-from bucketdigest.worker.digesters.doc_to_markdown.vertical import vertical_markdown, vertical_pages
+from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, scan_markdown
+from bucketdigest.worker.digesters.doc_to_markdown.vertical import is_vertical, vertical_markdown
 
 FAST = "text"
 LAYOUT = "layout"
@@ -53,6 +54,21 @@ def engines_of(pages: list[str]) -> tuple[list[str], list[str]]:
     return engines, texts
 
 
+def _pages_where(
+    test: Callable[[pymupdf.Page], bool], doc: pymupdf.Document, numbers: list[int]
+) -> set[int]:
+    """The pages of ``numbers`` that pass ``test``; a page that cannot be read does not (the
+    layout engine will say what is wrong with it)."""
+    found = set()
+    for number in numbers:
+        try:
+            if test(doc[number]):
+                found.add(number)
+        except Exception:
+            continue
+    return found
+
+
 def pages_markdown(
     doc: pymupdf.Document, numbers: list[int], image_dir: Path, options: ConverterOptions
 ) -> list[str]:
@@ -61,14 +77,18 @@ def pages_markdown(
     import pymupdf4llm
 
     made = {}
-    for n in scans_with_text(doc, numbers):
+    for n in _pages_where(is_scan_with_text, doc, numbers):
         image = (options.image_format, options.dpi) if options.write_images else None
         markdown, readable = scan_markdown(doc[n], image_dir, image)
         made[n] = engine_mark(SCAN if readable else GARBAGE) + relative_images(markdown, image_dir)
-    for n in vertical_pages(doc, [n for n in numbers if n not in made]):
+    for n in _pages_where(is_vertical, doc, [n for n in numbers if n not in made]):
         made[n] = engine_mark(VERTICAL) + vertical_markdown(doc[n])
     rest = [n for n in numbers if n not in made]
-    plain = plain_pages(doc, rest) if options.mode == "layout" and options.plain_pages else set()
+    plain = (
+        _pages_where(is_plain, doc, rest)
+        if options.mode == "layout" and options.plain_pages
+        else set()
+    )
     for n in plain:
         made[n] = engine_mark(FAST) + relative_images(plain_markdown(doc[n]), image_dir)
     rest = [n for n in rest if n not in plain]

@@ -132,18 +132,6 @@ def is_plain(page: pymupdf.Page) -> bool:
     return len(page.get_cdrawings()) <= MAX_DRAWINGS
 
 
-def plain_pages(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
-    """The pages of ``numbers`` that :func:`is_plain`; a page that cannot be read is not."""
-    found = set()
-    for number in numbers:
-        try:
-            if is_plain(doc[number]):
-                found.add(number)
-        except Exception:  # the layout engine will say what is wrong with it
-            continue
-    return found
-
-
 def _styled(text: str, flags: int) -> str:
     core = text.strip()
     if not core:

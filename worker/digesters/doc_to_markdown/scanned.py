@@ -116,19 +116,6 @@ def is_scan_with_text(page: pymupdf.Page) -> bool:
     return _hidden_share(page, picture) >= HIDDEN
 
 
-def scans_with_text(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
-    """The pages of ``numbers`` that :func:`is_scan_with_text`; a page that cannot be read
-    is not."""
-    found = set()
-    for number in numbers:
-        try:
-            if is_scan_with_text(doc[number]):
-                found.add(number)
-        except Exception:  # the layout engine will say what is wrong with it
-            continue
-    return found
-
-
 def word_share(text: str) -> float:
     """The share of ``text``'s tokens that read as words or numbers (1.0 for no tokens); a
     word set letter-spaced (``C o m p a n i a``) counts as one."""

@@ -141,32 +141,19 @@ def _layout(page: pymupdf.Page) -> tuple[list[_Column], list[tuple[float, str]],
 
 
 def is_vertical(page: pymupdf.Page) -> bool:
-    """Whether ``page`` is set mostly in vertical lines."""
-    return _layout(page) is not None
-
-
-def vertical_pages(doc: pymupdf.Document, numbers: list[int]) -> set[int]:
-    """The pages of ``numbers`` that :func:`is_vertical`, without pictures or drawings (a
-    figure with vertical labels is the layout model's); a page that cannot be read is not.
-    Pages without Chinese or Japanese characters, or without many lines of one or two
-    characters (how MuPDF gives vertical text), are passed over at once."""
-    found = set()
-    for number in numbers:
-        try:
-            page = doc[number]
-            lines = [line for line in page.get_text("text").splitlines() if line.strip()]
-            short = sum(1 for line in lines if len(line.strip()) <= 2)
-            if (
-                short >= MIN_CHARACTERS / 2
-                and any(_CJK.search(line) for line in lines)
-                and not page.get_images(full=False)
-                and len(page.get_cdrawings()) <= MAX_DRAWINGS
-                and is_vertical(page)
-            ):
-                found.add(number)
-        except Exception:  # the layout engine will say what is wrong with it
-            continue
-    return found
+    """Whether ``page`` is set mostly in vertical lines, without pictures or drawings (a
+    figure with vertical labels is the layout model's). Pages without Chinese or Japanese
+    characters, or without many lines of one or two characters (how MuPDF gives vertical
+    text), are passed over at once."""
+    lines = [line for line in page.get_text("text").splitlines() if line.strip()]
+    short = sum(1 for line in lines if len(line.strip()) <= 2)
+    return (
+        short >= MIN_CHARACTERS / 2
+        and any(_CJK.search(line) for line in lines)
+        and not page.get_images(full=False)
+        and len(page.get_cdrawings()) <= MAX_DRAWINGS
+        and _layout(page) is not None
+    )
 
 
 def _bands(columns: list[_Column], body: float) -> list[list[_Column]]:
