@@ -69,6 +69,30 @@ def test_a_document_shows_its_state_sources_and_every_output(
     assert body["tags"] and body["summary"]
 
 
+def test_a_document_is_found_by_the_start_of_its_hash_in_either_case(
+    client: TestClient, served: Served
+) -> None:
+    digest = served.digests["rulebooks/long.pdf"]
+    body = client.get(f"/api/documents/{digest[:10].upper()}").json()
+    assert body["digest"] == digest and body["title"] == "The Long Rulebook"
+    assert client.get(f"/api/documents/{digest[:12]}/markdown").status_code == 200
+    unknown = client.get("/api/documents/00000000ffff")
+    assert unknown.status_code == 404
+    assert "no document's hash starts so" in unknown.json()["detail"]
+    assert client.get("/api/documents/abc").status_code == 404
+
+
+def test_info_json_reaches_anonymous_clients_without_worker_ids(
+    client: TestClient, served: Served
+) -> None:
+    digest = served.digests["rulebooks/long.pdf"]
+    archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/documents/{digest}/zip").content))
+    assert b"worker_id" in archive.read("info.json"), "the result itself names its worker"
+    info = client.get(f"/api/documents/{digest}/files/info.json")
+    assert info.status_code == 200
+    assert "worker_id" not in info.text and info.json()["pages"] == 25
+
+
 def test_a_failed_document_shows_its_error(client: TestClient, served: Served) -> None:
     body = client.get(f"/api/documents/{served.digests['broken.pdf']}").json()
     assert body["state"] == "failed"
