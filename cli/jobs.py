@@ -20,8 +20,9 @@ from bucketdigest.cli.options import (
 )
 from bucketdigest.cli.worker_options import worker_options
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
+from bucketdigest.monitor.damage import CHECK_BYTES, check_bucket
 from bucketdigest.monitor.gauges import serve_queue_gauges
-from bucketdigest.monitor.loop import PASS_SECONDS, RECONCILE_SECONDS, run_monitor
+from bucketdigest.monitor.loop import CHECK_SECONDS, PASS_SECONDS, RECONCILE_SECONDS, run_monitor
 from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.listing import find_digest
@@ -32,10 +33,27 @@ from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.logs import LogFormat, LogSetup
-from bucketdigest.worker.digesters import digester_named
+from bucketdigest.worker.digesters import CHAIN, digester_named
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.pool import run_workers
 from bucketdigest.worker.reprocess import done_digests
+
+
+@cli.command()
+@store_options
+@library_errors
+def check(store: StoreSettings) -> None:
+    """Read every result, source and queue marker now and repair what is damaged: a result
+    that does not open is made again from its source, a marker that does not parse is
+    rebuilt; what cannot be repaired is listed (``status`` lists it too). The monitor does
+    the same a budget at a time.
+
+    Example: bucketdigest check
+    """
+    lap = check_bucket(open_store(store))
+    click.echo(render.damage_line(lap))
+    for key, reason in sorted(lap.found.items()):
+        click.echo(f"{key}: {reason}")
 
 
 @cli.command()
@@ -141,6 +159,20 @@ def work(
     show_default=True,
     help="Seconds between consistency sweeps (0: every pass).",
 )
+@click.option(
+    "--check-every",
+    type=click.FloatRange(0),
+    default=CHECK_SECONDS,
+    show_default=True,
+    help="Seconds between damage checks (0: every pass).",
+)
+@click.option(
+    "--check-mib",
+    type=click.IntRange(1),
+    default=CHECK_BYTES >> 20,
+    show_default=True,
+    help="MiB of results and sources one damage check reads (it goes on from there next time).",
+)
 @library_errors
 def monitor(
     store: StoreSettings,
@@ -150,8 +182,11 @@ def monitor(
     metrics_port: int | None,
     every: float,
     reconcile_every: float,
+    check_every: float,
+    check_mib: int,
 ) -> None:
-    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left;
+    """Requeue expired claims, dead-letter jobs out of attempts, repair what crashes left,
+    check results, sources and markers for damage (a budget at a time) and repair what can be;
     with --metrics-port, export the queue gauges an autoscaler reads.
 
     Example: bucketdigest monitor --once
@@ -164,6 +199,8 @@ def monitor(
         MonitorSettings(stale_after=stale_after, max_attempts=max_attempts),
         every=every,
         reconcile_every=reconcile_every,
+        check_every=check_every,
+        check_bytes=check_mib << 20,
         once=once,
         on_pass=lambda done: click.echo(render.monitor_line(done)),
     )
@@ -246,13 +283,15 @@ def reprocess(
     store: StoreSettings,
 ) -> None:
     """Run digesters again on finished documents; their other outputs are kept as they are.
+    With neither --digester nor --outdated, the whole chain runs again from the source (what
+    a damaged result needs).
 
     Example: bucketdigest reprocess --digester tags --all
     """
     if bool(digests) == all_done:
         raise click.UsageError("give HASH... or --all (not both)")
     if digester_name is None and not outdated:
-        raise click.UsageError("say what to run again: --digester NAME and/or --outdated")
+        digester_name = CHAIN[0].name
     if digester_name is not None:
         try:
             digester_named(digester_name)

@@ -22,6 +22,7 @@ from rich.text import Text
 
 from bucketdigest.ingestor.ingest import IngestReport
 from bucketdigest.monitor.catalog import CatalogEntry
+from bucketdigest.monitor.damage import DamageReport
 from bucketdigest.monitor.loop import MonitorPass
 from bucketdigest.monitor.status import describe_time_left
 from bucketdigest.runner.local import RunReport
@@ -61,7 +62,18 @@ def monitor_line(done: MonitorPass) -> str:
             f"; consistency: enqueued {len(repaired.enqueued)}, "
             f"cleaned {len(repaired.cleaned)}, scratch removed {len(repaired.scratch_removed)}"
         )
+    if (checked := done.damage) is not None:
+        line += "; " + damage_line(checked)
     return line
+
+
+def damage_line(checked: DamageReport) -> str:
+    """One damage check: what it read and found, and what it set right."""
+    return (
+        f"damage check: {checked.checked} documents ({checked.bytes_read >> 20} MiB), "
+        f"{len(checked.found)} damaged object(s), {len(checked.remade)} being made again, "
+        f"{len(checked.mended)} marker(s) mended"
+    )
 
 
 class RunProgress:
@@ -163,6 +175,13 @@ def status_view(seen: Overview) -> Group:
                 f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0]
             )
         parts.append(failures)
+    if status.damaged:
+        damaged = Table(title="Damaged objects (bucketdigest check repairs what it can)")
+        for column in ("object", "what is wrong"):
+            damaged.add_column(column, overflow="fold")
+        for key, reason in sorted(status.damaged.items()):
+            damaged.add_row(key, reason)
+        parts.append(damaged)
     if status.runs:
         runs = Table(title="Latest ingest runs")
         runs.add_column("run", no_wrap=True)

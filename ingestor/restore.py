@@ -17,10 +17,12 @@ from bucketdigest.shared.store import Store
 
 
 def _upload_if_same(store: Store, digest: str, ext: str, path: Path) -> str | None:
+    """Upload ``path`` as the source of ``digest`` if it has that hash (over a damaged copy
+    too: only the right bytes are ever written)."""
     found, _ = sha256_file(path)
     if found != digest:
         return f"{path} holds other content now"
-    store.put_if_absent(keys.raw_key(digest, ext), path)
+    store.put(keys.raw_key(digest, ext), path)
     return None
 
 
@@ -43,10 +45,14 @@ def _from_folder(store: Store, record: SourceRecord, ext: str) -> str | None:
     return _upload_if_same(store, record.digest, ext, path)
 
 
-def restore_source(store: Store, digest: str, cache_dir: Path) -> str | None:
+def restore_source(
+    store: Store, digest: str, cache_dir: Path, *, damaged: bool = False
+) -> str | None:
     """Make sure ``store/raw/`` holds ``digest``'s source, fetching it again from a folder or
-    repository it was ingested from; None when it is there, else why it could not be."""
-    if any(True for _ in store.list(keys.raw_prefix(digest), limit=1)):
+    repository it was ingested from; None when it is there, else why it could not be.
+    ``damaged``: the stored copy is known not to have its hash (the monitor's damage check
+    said so), so it is fetched again as if it were missing."""
+    if not damaged and any(True for _ in store.list(keys.raw_prefix(digest), limit=1)):
         return None
     records = [
         SourceRecord.from_json(store.get(info.key).data)
@@ -67,4 +73,5 @@ def restore_source(store: Store, digest: str, cache_dir: Path) -> str | None:
         if reason is None:
             return None
         reasons.append(reason)
-    return "its source is not in the store and cannot be fetched again: " + "; ".join(reasons)
+    lacking = "is damaged in the store" if damaged else "is not in the store"
+    return f"its source {lacking} and cannot be fetched again: " + "; ".join(reasons)

@@ -10,10 +10,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.errors import BucketdigestError, NotFound
+from bucketdigest.shared.errors import BucketdigestError, DamagedResult, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import SourceManifest, SourceRecord
+from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import Store
 
 
@@ -174,6 +175,9 @@ def fetch_result(store: Store, digest: str, dest: Path) -> list[str]:
     except NotFound as exc:
         state = queue.state_of(store, digest) or "unknown to this bucket"
         raise BucketdigestError(f"{digest}: no result yet (state: {state})") from exc
+    reason = damage(data)
+    if reason is not None:
+        raise DamagedResult(digest, reason)
     dest.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         archive.extractall(dest)

@@ -1,5 +1,6 @@
-"""``bucketdigest monitor``: lease sweeps every ``every`` seconds, and a consistency sweep
-every ``reconcile_every`` seconds, until stopped (or once)."""
+"""``bucketdigest monitor``: lease sweeps every ``every`` seconds, a consistency sweep every
+``reconcile_every`` seconds and a damage check every ``check_every`` seconds, until stopped
+(or once)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bucketdigest.monitor.damage import CHECK_BYTES, DamageReport, check_damage
 from bucketdigest.monitor.repair import ReconcileReport, reconcile
 from bucketdigest.monitor.sweep import MonitorSettings, SweepReport, sweep
 from bucketdigest.shared.store import Store
@@ -15,16 +17,20 @@ from bucketdigest.shared.store import Store
 
 @dataclass(frozen=True)
 class MonitorPass:
-    """What one pass did: the lease sweep, and the consistency sweep when one was due."""
+    """What one pass did: the lease sweep, and the consistency sweep and damage check when
+    they were due."""
 
     sweep: SweepReport
     reconcile: ReconcileReport | None
+    damage: DamageReport | None = None
 
 
 PASS_SECONDS = 60.0
 """Time between two passes of ``bucketdigest monitor``."""
 RECONCILE_SECONDS = 3600.0
 """Time between two consistency sweeps."""
+CHECK_SECONDS = 600.0
+"""Time between two damage checks (each reads up to ``CHECK_BYTES``)."""
 
 
 def run_monitor(
@@ -33,6 +39,8 @@ def run_monitor(
     *,
     every: float = PASS_SECONDS,
     reconcile_every: float = RECONCILE_SECONDS,
+    check_every: float = CHECK_SECONDS,
+    check_bytes: int = CHECK_BYTES,
     once: bool = False,
     on_pass: Callable[[MonitorPass], None] = lambda _: None,
     stop: threading.Event | None = None,
@@ -41,12 +49,16 @@ def run_monitor(
     ``on_pass``."""
     stop = stop or threading.Event()
     last_reconcile: float | None = None
+    last_check: float | None = None
     while True:
         swept = sweep(store, settings)
-        repaired = None
+        repaired = checked = None
         if last_reconcile is None or time.monotonic() - last_reconcile >= reconcile_every:
             repaired = reconcile(store)
             last_reconcile = time.monotonic()
-        on_pass(MonitorPass(swept, repaired))
+        if last_check is None or time.monotonic() - last_check >= check_every:
+            checked = check_damage(store, check_bytes)
+            last_check = time.monotonic()
+        on_pass(MonitorPass(swept, repaired, checked))
         if once or stop.wait(every):
             return

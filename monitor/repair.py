@@ -19,8 +19,9 @@ from datetime import timedelta
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import Priority, QueueState
-from bucketdigest.shared.records import SourceRecord, SweepCursor, Ticket
+from bucketdigest.shared.records import SweepCursor
 from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.tickets import source_ticket
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +61,6 @@ class ReconcileReport:
     scratch_removed: list[str] = field(default_factory=list)
     after: str = ""
     until: str = _LAST_HASH
-
-
-def _names(store: Store, digest: str) -> tuple[str, ...]:
-    for info in store.list(keys.registry_doc_prefix(digest), limit=1):
-        try:
-            return (SourceRecord.from_json(store.get(info.key).data).path,)
-        except (NotFound, CorruptRecord):
-            break
-    return (digest,)
 
 
 def _up_to(found: Iterable[str], until: str) -> Iterator[str]:
@@ -116,17 +108,10 @@ def reconcile(store: Store, batch: int = SWEEP_BATCH) -> ReconcileReport:
                 queue.remove(store, digest, (state,))
                 report.cleaned.append(info.key)
     for info in sources:
-        digest, ext = keys.parse_raw_key(info.key)
+        digest, _ = keys.parse_raw_key(info.key)
         if digest in done or digest in queued:
             continue
-        ticket = Ticket(
-            digest=digest,
-            ext=ext,
-            size=info.size,
-            names=_names(store, digest),
-            enqueued_at=store.now(),
-        )
-        if queue.enqueue(store, ticket):
+        if queue.enqueue(store, source_ticket(store, info)):
             report.enqueued.append(digest)
             log.info("enqueued %s, which had no result and no marker", digest)
     next_after = "" if until == _LAST_HASH else until

@@ -1,5 +1,5 @@
 """What is in the bucket: counts per state, throughput and ETA, recent failures, latest ingest
-runs. Read-only."""
+runs, and the objects found damaged. Read-only."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bucketdigest.monitor.damage import damaged_objects
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import IngestRun, WorkerNote
+from bucketdigest.shared.records import IndexerLease, IngestRun, WorkerNote
 from bucketdigest.shared.store import Store
 
 
@@ -39,6 +40,9 @@ class Status:
     """The store's clock when the status was read."""
     waiting: list[WorkerNote] = field(default_factory=list)
     """Workers waiting for their run window."""
+    damaged: dict[str, str] = field(default_factory=dict)
+    """Objects found damaged (by the damage check, or results the indexer could not read),
+    by key, with what is wrong and what is being done."""
 
     @property
     def rate_per_minute(self) -> float:
@@ -69,6 +73,7 @@ class Status:
             "failures": [asdict(f) for f in self.failures],
             "runs": [json.loads(r.to_json()) for r in self.runs],
             "waiting": [json.loads(w.to_json()) for w in self.waiting],
+            "damaged": self.damaged,
         }
 
 
@@ -124,7 +129,11 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
         as_of=now,
     )
     for _, digest in sorted(failed, reverse=True)[:failures]:
-        failure = queue.read_failure(store, digest)
+        try:
+            failure = queue.read_failure(store, digest)
+        except CorruptRecord as exc:
+            status.damaged[keys.queue_key(QueueState.FAILED, digest)] = str(exc)
+            continue
         if failure is not None:
             status.failures.append(
                 FailureSummary(
@@ -144,9 +153,26 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
         reverse=True,
     )
     for key in run_keys[:runs]:
-        status.runs.append(IngestRun.from_json(store.get(key).data))
+        try:
+            status.runs.append(IngestRun.from_json(store.get(key).data))
+        except (NotFound, CorruptRecord) as exc:
+            status.damaged.setdefault(key, str(exc))
     status.waiting = _waiting_workers(store)
+    status.damaged.update(damaged_objects(store))
+    status.damaged.update(_unindexed(store))
     return status
+
+
+def _unindexed(store: Store) -> dict[str, str]:
+    """Results the last indexer run could not read, by key (what it left in its lease)."""
+    try:
+        lease = IndexerLease.from_json(store.get(keys.INDEX_WRITER_KEY).data)
+    except (NotFound, CorruptRecord):
+        return {}
+    return {
+        keys.out_key(digest): f"not searchable: {reason}"
+        for digest, reason in (lease.skipped or {}).items()
+    }
 
 
 def _waiting_workers(store: Store) -> list[WorkerNote]:

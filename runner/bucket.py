@@ -36,8 +36,9 @@ from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.errors import DamagedResult
 from bucketdigest.shared.filetypes import expand_extensions
-from bucketdigest.shared.result import ResultZip
+from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
 
@@ -156,4 +157,8 @@ class Bucket:
     def result(self, path_or_hash: str) -> ResultZip:
         """A done document's result zip, by ingested path or hash (NotFound if not done)."""
         digest = self.find(path_or_hash)
-        return ResultZip(self.store.get(keys.out_key(digest)).data)
+        data = self.store.get(keys.out_key(digest)).data
+        reason = damage(data)
+        if reason is not None:
+            raise DamagedResult(digest, reason)
+        return ResultZip(data)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.search import generation
 from bucketdigest.search.index import IndexStats, SearchIndex
 from bucketdigest.search.location import index_location
 from bucketdigest.shared.config import StoreSettings
@@ -45,7 +46,10 @@ def overview(store: Store, settings: StoreSettings) -> Overview:
     """The status of the bucket ``store`` opens (``settings`` names it, for its index)."""
     status = collect_status(store)
     try:
-        index: IndexStats | SearchIndexError | None = SearchIndex.describe(index_location(settings))
+        searched = generation.current(store).current
+        index: IndexStats | SearchIndexError | None = SearchIndex.describe(
+            index_location(settings), searched
+        )
     except SearchIndexError as exc:
         index = exc
     return Overview(status, index)

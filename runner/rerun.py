@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bucketdigest.ingestor.restore import restore_source
 from bucketdigest.monitor.catalog import document_hash
+from bucketdigest.monitor.damage import damaged_sources
 from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.shared import queue
 from bucketdigest.shared.keys import QueueState
@@ -19,11 +20,12 @@ from bucketdigest.worker.reprocess import ReprocessReport, reprocess
 def _restored(
     store: Store, digests: Sequence[str], cache_dir: Path
 ) -> tuple[list[str], dict[str, str]]:
-    """The digests whose sources are in the store (fetched again if need be), and why the
-    others' cannot be."""
+    """The digests whose sources are in the store (fetched again if a cleanup-mode worker
+    deleted them or the damage check found them damaged), and why the others' cannot be."""
     ready, cannot = [], {}
+    damaged = damaged_sources(store)
     for digest in digests:
-        reason = restore_source(store, digest, cache_dir)
+        reason = restore_source(store, digest, cache_dir, damaged=digest in damaged)
         if reason is None:
             ready.append(digest)
         else:

@@ -158,6 +158,13 @@ class IndexCache:
         with self._locked():
             for table in tables:
                 self._sync_table(table, report)
+            for local in self.folder.glob("*.lance"):
+                # another generation's copy (search/generation.py), once the bucket dropped it
+                table = local.name.removesuffix(".lance")
+                if table not in tables and not any(
+                    True for _ in self.store.list(keys.index_table_prefix(table), limit=1)
+                ):
+                    _remove_tree(local)
         return report
 
     @contextlib.contextmanager

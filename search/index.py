@@ -22,17 +22,19 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from bucketdigest.search.generation import CHUNKS, DOCUMENTS, table_names
 from bucketdigest.search.location import IndexLocation
+from bucketdigest.shared import keys
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME
 from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from bucketdigest.shared.store import Store
+
 log = logging.getLogger(__name__)
 
-CHUNKS = "chunks"
-DOCUMENTS = "documents"
 SCHEMA_VERSION = "2"
 """2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`)."""
 _MODEL_KEY = b"bucketdigest.embedding_model"
@@ -140,7 +142,7 @@ def check_metadata(metadata: dict[bytes, bytes] | None, name: str) -> None:
 
 
 class SearchIndex:
-    """The two tables of one bucket's index."""
+    """The two tables of one bucket's index (of one generation: :mod:`.generation`)."""
 
     def __init__(self, db: Any, chunks: Any, documents: Any) -> None:
         self.db = db
@@ -148,24 +150,27 @@ class SearchIndex:
         self.documents = documents
 
     @classmethod
-    def open(cls, location: IndexLocation, *, create: bool = False) -> SearchIndex:
-        """Open the index (creating empty tables with ``create``). Raises IndexNotFound,
-        IndexMismatch or IndexDamaged, each naming what to do."""
+    def open(
+        cls, location: IndexLocation, *, create: bool = False, generation: str = ""
+    ) -> SearchIndex:
+        """Open the index's tables of ``generation`` (creating empty ones with ``create``).
+        Raises IndexNotFound, IndexMismatch or IndexDamaged, each naming what to do."""
         lance_environment()
         import lancedb
 
+        names = table_names(generation)
         try:
             db = lancedb.connect(location.uri, storage_options=location.storage_options)
             present = set(db.list_tables().tables)
-            if not {CHUNKS, DOCUMENTS} <= present:
+            if not set(names) <= present:
                 if not create:
                     raise IndexNotFound(
                         f"no search index at {location.uri} yet: run `bucketdigest index`"
                     )
-                for name, schema in ((CHUNKS, chunk_schema()), (DOCUMENTS, document_schema())):
+                for name, schema in zip(names, (chunk_schema(), document_schema()), strict=True):
                     if name not in present:
                         db.create_table(name, schema=schema, exist_ok=True)
-            chunks, documents = db.open_table(CHUNKS), db.open_table(DOCUMENTS)
+            chunks, documents = (db.open_table(name) for name in names)
         except (IndexNotFound, IndexMismatch):
             raise
         except Exception as exc:
@@ -176,17 +181,6 @@ class SearchIndex:
         check_metadata(documents.schema.metadata, DOCUMENTS)
         return cls(db, chunks, documents)
 
-    @classmethod
-    def create_empty(cls, location: IndexLocation) -> SearchIndex:
-        """Drop whatever index is there and start empty (``index --rebuild``)."""
-        lance_environment()
-        import lancedb
-
-        db = lancedb.connect(location.uri, storage_options=location.storage_options)
-        for name, schema in ((CHUNKS, chunk_schema()), (DOCUMENTS, document_schema())):
-            db.create_table(name, schema=schema, mode="overwrite")
-        return cls.open(location)
-
     def stats(self) -> IndexStats:
         versions = self.documents.list_versions()
         updated = versions[-1]["timestamp"] if versions else None
@@ -195,12 +189,38 @@ class SearchIndex:
         return IndexStats(self.chunks.count_rows(), self.documents.count_rows(), updated)
 
     @classmethod
-    def describe(cls, location: IndexLocation) -> IndexStats | None:
+    def describe(cls, location: IndexLocation, generation: str = "") -> IndexStats | None:
         """The index's size and age, or None when there is none yet (``status``)."""
         try:
-            return cls.open(location).stats()
+            return cls.open(location, generation=generation).stats()
         except IndexNotFound:
             return None
+
+    def missing_files(self, store: Store) -> list[str]:
+        """The keys the tables' current versions name that the bucket lacks (data, deletion
+        and index files lost to a hand edit or a partial copy), from a listing of those three
+        folders of each table (the transaction and version logs are left out: they grow)."""
+        missing = []
+        for table in (self.chunks, self.documents):
+            prefix = keys.index_table_prefix(table.name)
+            present = {
+                info.key[len(prefix) :]
+                for folder in ("data/", "_deletions/", "_indices/")
+                for info in store.list(prefix + folder)
+            }
+            dataset = table.to_lance()
+            named = set()
+            for fragment in dataset.get_fragments():
+                named |= {f"data/{data.path}" for data in fragment.data_files()}
+                if (deletions := fragment.deletion_file()) is not None:
+                    named.add(deletions)
+            missing += [prefix + name for name in sorted(named - present)]
+            for index in dataset.describe_indices():
+                for segment in index.segments:
+                    folder = f"_indices/{segment.uuid}/"
+                    if not any(name.startswith(folder) for name in present):
+                        missing.append(prefix + folder)
+        return missing
 
     def maintain(self, force: bool = False) -> list[str]:
         """Create the indexes a table lacks, fold rows added since into the indexes it has,

@@ -19,17 +19,17 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bucketdigest.search import lease
+from bucketdigest.search import generation, lease
 from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
-from bucketdigest.search.location import index_location
+from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.errors import CorruptRecord, IndexDamaged, IndexNotFound, NotFound
 from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
@@ -61,13 +61,17 @@ class IndexReport:
     seconds: float = 0.0
     busy: str = ""
     """Why nothing was done: another indexer holds the lease, or the index is fresh."""
+    damage: str = ""
+    """Why the index was found unusable and rebuilt beside (files missing, say)."""
 
     def line(self) -> str:
         if self.busy:
             return f"index: skipped ({self.busy})"
+        rebuilt = f"; rebuilt: {self.damage}" if self.damage else ""
         return (
             f"index: {self.added} added, {self.replaced} replaced, {self.removed} removed "
             f"({self.chunks} chunks, {len(self.skipped)} skipped) in {self.seconds:.1f} s"
+            f"{rebuilt}"
         )
 
 
@@ -199,6 +203,20 @@ def catch_up(
     return report
 
 
+def _index_damage(store: Store, location: IndexLocation, searched: str) -> str:
+    """Why the index searches read cannot be used as it is ("" when it can, or when there
+    is none yet): objects it names that the bucket lacks, or tables that do not open."""
+    try:
+        missing = SearchIndex.open(location, generation=searched).missing_files(store)
+    except IndexNotFound:
+        return ""
+    except IndexDamaged as exc:
+        return str(exc)
+    if not missing:
+        return ""
+    return f"the index lacks {len(missing)} of its files ({', '.join(missing[:3])})"
+
+
 def index_bucket(
     store: Store,
     settings: StoreSettings,
@@ -210,8 +228,9 @@ def index_bucket(
     lease_seconds: float = LEASE_SECONDS,
 ) -> IndexReport:
     """Take the indexer's lease (waiting up to ``wait`` seconds for another indexer to
-    finish), then bring the index up to date, or with ``rebuild`` build it anew. Nothing is
-    done when the index was brought up to date less than ``min_interval`` seconds ago."""
+    finish), then bring the index up to date, or with ``rebuild`` build it anew beside the
+    one searches read meanwhile, and switch to it once complete (:mod:`.generation`). Nothing
+    is done when the index was brought up to date less than ``min_interval`` seconds ago."""
     holder = holder or f"{socket.gethostname()}-indexer"
     deadline = time.monotonic() + wait
     while isinstance(held := lease.acquire(store, holder, lease_seconds, min_interval), lease.Busy):
@@ -230,14 +249,21 @@ def index_bucket(
     report = IndexReport(busy="failed")
     try:
         location = index_location(settings)
-        if rebuild:
-            index = SearchIndex.create_empty(location)
-        else:
-            index = SearchIndex.open(location, create=True)
-        report = catch_up(store, index, keep_lease=keep_lease)
+        searched = generation.current(store).current
+        if not rebuild and (damage := _index_damage(store, location, searched)):
+            log.error("%s: rebuilding it beside", damage)
+            report.damage, rebuild = damage, True
+        building = generation.new_name(store) if rebuild else searched
+        index = SearchIndex.open(location, create=True, generation=building)
+        report = replace(catch_up(store, index, keep_lease=keep_lease), damage=report.damage)
+        if rebuild and keep_lease():
+            generation.switch(store, building)
+            report.maintenance.append(f"switched searches to the rebuilt index ({building})")
+        dropped = generation.drop_unused(store, index.db)
+        report.maintenance += [f"dropped {name}" for name in dropped]
         return report
     finally:
-        lease.release(store, current[0], report.line())
+        lease.release(store, current[0], report.line(), report.skipped)
 
 
 LEAVING_WAIT = 120.0

@@ -85,7 +85,10 @@ def renew(store: Store, held: HeldLease, seconds: float) -> HeldLease | None:
     return HeldLease(lease, etag) if etag else None
 
 
-def release(store: Store, held: HeldLease, report: str) -> None:
-    """Give the lease up, leaving a line on what the last run did."""
-    free = replace(held.lease, holder="", token="", last_report=report)
+def release(
+    store: Store, held: HeldLease, report: str, skipped: dict[str, str] | None = None
+) -> None:
+    """Give the lease up, leaving a line on what the last run did and the documents it could
+    not index, with why (``status`` shows them)."""
+    free = replace(held.lease, holder="", token="", last_report=report, skipped=skipped or None)
     store.put_if_match(keys.INDEX_WRITER_KEY, free.to_json(), held.etag)

@@ -5,8 +5,6 @@ was slower still (7.5 s against 5 s for 2,000 documents: the rows cross a pipe).
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from bucketdigest.shared.errors import BucketdigestError, NotFound
 from bucketdigest.shared.records import SourceRecord
+from bucketdigest.shared.result import ZIP_DAMAGE
 from bucketdigest.shared.store import ObjectInfo, Store
 
 if TYPE_CHECKING:
@@ -53,8 +52,8 @@ def read_one(
     archive, etag = fetched
     try:
         return rows_from_result(archive, digest, etag, origins)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        return f"damaged result (reprocess it): {exc}"
+    except ZIP_DAMAGE as exc:
+        return f"result damaged (reprocess it): {exc}"
     except (BucketdigestError, OSError, ValueError, KeyError) as exc:
         return f"unreadable result: {exc}"
     finally:

@@ -6,14 +6,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from bucketdigest.search import generation
 from bucketdigest.search.cache import IndexCache
-from bucketdigest.search.index import (
-    CHUNKS,
-    DOCUMENTS,
-    REBUILD_HINT,
-    check_metadata,
-    lance_environment,
-)
+from bucketdigest.search.generation import CHUNKS, DOCUMENTS, table_names
+from bucketdigest.search.index import REBUILD_HINT, check_metadata, lance_environment
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -34,23 +30,25 @@ def dataset(location: IndexLocation, name: str) -> Any:
 
 
 def open_tables(settings: StoreSettings, cache: IndexCache | None = None) -> tuple[Any, Any]:
-    """Both tables, checked; IndexNotFound when the bucket has no index, IndexDamaged when
-    it has one that cannot be read. With ``cache``, from its local copy when it has one that
-    opens (a copy that does not is dropped, and the bucket read)."""
+    """Both tables of the generation searches read (:mod:`.generation`), checked;
+    IndexNotFound when the bucket has no index, IndexDamaged when it has one that cannot be
+    read. With ``cache``, from its local copy when it has one that opens (a copy that does
+    not is dropped, and the bucket read)."""
     lance_environment()
-    if cache is not None and (local := cache.local_location((CHUNKS, DOCUMENTS))) is not None:
+    store = open_store(settings, self_test=False)
+    names = table_names(generation.current(store).current)
+    if cache is not None and (local := cache.local_location(names)) is not None:
         try:
-            return _checked((dataset(local, CHUNKS), dataset(local, DOCUMENTS)))
+            return _checked(tuple(dataset(local, name) for name in names))
         except (ValueError, OSError, IndexMismatch) as exc:
             log.warning("index copy %s unreadable (%s); reading the bucket", local.uri, exc)
-            for name in (CHUNKS, DOCUMENTS):
+            for name in names:
                 cache.forget(name)
     location = index_location(settings)
     try:
-        tables = (dataset(location, CHUNKS), dataset(location, DOCUMENTS))
+        tables = tuple(dataset(location, name) for name in names)
     except (ValueError, OSError) as exc:
-        store = open_store(settings, self_test=False)
-        if not any(True for _ in store.list(keys.index_table_prefix(CHUNKS), limit=1)):
+        if not any(True for _ in store.list(keys.index_table_prefix(names[0]), limit=1)):
             raise IndexNotFound(
                 f"no search index at {location.uri} yet: run `bucketdigest index`"
             ) from exc
@@ -60,7 +58,8 @@ def open_tables(settings: StoreSettings, cache: IndexCache | None = None) -> tup
     return _checked(tables)
 
 
-def _checked(tables: tuple[Any, Any]) -> tuple[Any, Any]:
-    for name, table in zip((CHUNKS, DOCUMENTS), tables, strict=True):
-        check_metadata(table.schema.metadata, name)
-    return tables
+def _checked(tables: tuple[Any, ...]) -> tuple[Any, Any]:
+    chunks, documents = tables
+    check_metadata(chunks.schema.metadata, CHUNKS)
+    check_metadata(documents.schema.metadata, DOCUMENTS)
+    return chunks, documents

@@ -13,9 +13,10 @@ from pydantic import BaseModel, Field
 
 from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.backend import Backend
-from bucketdigest.serve.documents import checked_hash, read_page
+from bucketdigest.serve.documents import DocumentView, checked_hash, read_page
 from bucketdigest.serve.html import files_url, served_markdown
 from bucketdigest.shared import keys
+from bucketdigest.shared.errors import DamagedResult
 from bucketdigest.shared.result import DOCUMENT, THUMBNAIL
 
 router = APIRouter(prefix="/api")
@@ -64,12 +65,12 @@ def search_documents(backend: BackendDep, query: Search) -> dict[str, Any]:
 
 @router.get("/documents/{digest}", summary="A document: state, info, every output's status")
 def document(backend: BackendDep, digest: str) -> dict[str, Any]:
-    return backend.document(digest).to_dict()
+    return _readable(backend.document(digest)).to_dict()
 
 
 @router.get("/documents/{digest}/summary", summary="A document's summary and tags")
 def summary(backend: BackendDep, digest: str) -> dict[str, Any]:
-    view = backend.document(digest)
+    view = _readable(backend.document(digest))
     return {"digest": view.digest, "summary": view.summary, "tags": list(view.tags)}
 
 
@@ -136,6 +137,13 @@ def status(backend: BackendDep) -> dict[str, Any]:
 def healthz(backend: BackendDep) -> dict[str, Any]:
     backend.store.head(keys.INDEX_WRITER_KEY)
     return {"ok": True}
+
+
+def _readable(view: DocumentView) -> DocumentView:
+    """``view``, or DamagedResult (a 500 saying to reprocess) when its result is damaged."""
+    if view.damage is not None:
+        raise DamagedResult(view.digest, view.damage)
+    return view
 
 
 def _attachment(name: str) -> str:

@@ -1,8 +1,9 @@
 """The FastAPI application: routes, errors as clean answers, security headers; and running it.
 
 Errors never show a stack trace: a bad hash or an unknown document is a 404, a bad query a 400,
-a write without the token a 401/403, and a bucket or index that cannot be read a 503, as JSON
-under ``/api`` and as a page elsewhere.
+a write without the token a 401/403, a result zip that is damaged a 500 that says to reprocess
+the document, and a bucket or index that cannot be read a 503, as JSON under ``/api`` and as a
+page elsewhere.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import (
     BucketdigestError,
     ConfigError,
+    DamagedResult,
     IndexNotFound,
     InvalidQuery,
     NotFound,
@@ -55,6 +57,7 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (NoResult, 404, "Not found"),
     (NoSuchMember, 404, "Not found"),
     (NotFound, 404, "Not found"),
+    (DamagedResult, 500, "Result damaged"),
     (InvalidQuery, 400, "Bad request"),
     (BadRequest, 400, "Bad request"),
     (WritesOff, 403, "Forbidden"),
@@ -89,7 +92,7 @@ def _answer(request: Request, status: int, title: str, message: str) -> Response
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
-    """Anything else (a damaged result zip, a bug): a clear 500 page or JSON, with the
+    """Anything else (a bug): a clear 500 page or JSON, with the
     security headers (this handler answers outside the middleware that adds them)."""
     log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
     response = _answer(request, 500, "Server error", "Something went wrong; the log says what.")

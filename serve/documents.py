@@ -10,7 +10,7 @@ from typing import Any
 from bucketdigest.monitor.catalog import document_hash, sources_of
 from bucketdigest.serve.results import NoSuchMember, ResultCache
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.errors import BucketdigestError, DamagedResult
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, SourceRecord
 from bucketdigest.shared.result import (
@@ -75,6 +75,8 @@ class DocumentView:
     summary: str
     page_count: int
     has_thumbnail: bool
+    damage: str | None = None
+    """Why a done document's result cannot be read (it needs reprocessing), if it cannot."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -99,11 +101,14 @@ class DocumentView:
             "summary": self.summary,
             "pages": self.page_count,
             "thumbnail": self.has_thumbnail,
+            "damage": self.damage,
         }
 
 
 def read_document(cache: ResultCache, digest: str) -> DocumentView:
-    """Everything about ``digest`` but its pages; UnknownDocument when the bucket has none."""
+    """Everything about ``digest`` but its pages; UnknownDocument when the bucket has none.
+    A done document whose result is damaged comes with ``damage`` set and nothing read from
+    its result, so its page can say so and offer to reprocess it."""
     store = cache.store
     digest = checked_hash(digest, store)
     state = queue.state_of(store, digest)
@@ -115,9 +120,13 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
     tags: tuple[str, ...] = ()
     summary = ""
     names: list[str] = []
+    damaged: DamagedResult | None = None
     if state is DocState.DONE:
-        names = cache.names(digest)
-        found = cache.members(digest, [INFO, DIGESTS, TAGS, SUMMARY])
+        try:
+            names = cache.names(digest)
+            found = cache.members(digest, [INFO, DIGESTS, TAGS, SUMMARY])
+        except DamagedResult as exc:
+            damaged, found = exc, {}
         info = json.loads(found.get(INFO, b"{}"))
         if DIGESTS in found:
             outputs = DigestRecords.from_json(found[DIGESTS]).outputs
@@ -134,6 +143,7 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
         summary=summary,
         page_count=sum(1 for n in names if is_page(n)),
         has_thumbnail=THUMBNAIL in names,
+        damage=damaged.reason if damaged else None,
     )
 
 

@@ -73,7 +73,8 @@ def document_page(
     view = backend.document(digest)
     first = (page - 1) // PAGES_PER_VIEW * PAGES_PER_VIEW + 1
     last = min(view.page_count, first + PAGES_PER_VIEW - 1)
-    pages = read_pages(backend.cache, view.digest, range(first, last + 1)) if last >= first else []
+    readable = last >= first and view.damage is None
+    pages = read_pages(backend.cache, view.digest, range(first, last + 1)) if readable else []
     files = files_url(view.digest)
     return render(
         request,

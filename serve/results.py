@@ -4,6 +4,10 @@ A page view reads several members of one zip (info, records, pages, images); fet
 from S3 each time would cost a GET of the whole file per view. Zips are named by their
 document's hash and change only when the document is reprocessed, so a cached copy is used as
 it is and revalidated with one HEAD (its ETag) at most every ``revalidate_seconds``.
+
+A zip is checked once when it enters the cache (it opens, every member matches its checksum):
+a damaged one is never served, not even as the download; every read of it raises
+:class:`DamagedResult`, which says to reprocess the document.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.errors import BucketdigestError, NotFound
+from bucketdigest.shared.errors import BucketdigestError, DamagedResult, NotFound
+from bucketdigest.shared.result import ZIP_DAMAGE, damage
 from bucketdigest.shared.store import Store
 
 
@@ -60,6 +65,8 @@ class ResultCache:
             str(directory), size_limit=settings.max_bytes, eviction_policy="least-recently-used"
         )
         self._checked: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._damaged: OrderedDict[str, str] = OrderedDict()
+        """``digest:etag`` → why that zip cannot be used (so it is not fetched again)."""
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -91,6 +98,8 @@ class ResultCache:
         key = f"{digest}:{etag}"
         if key in self._zips:
             return key
+        if key in self._damaged:
+            raise DamagedResult(digest, self._damaged[key])
         with tempfile.TemporaryDirectory(dir=self._zips.directory) as scratch:
             path = Path(scratch) / "result.zip"
             try:
@@ -98,9 +107,16 @@ class ResultCache:
             except NotFound as exc:
                 raise NoResult(f"{digest}: no result yet") from exc
             key = f"{digest}:{info.etag}"
+            self._remember(digest, info.etag)
+            reason = damage(path)
+            if reason is not None:
+                with self._lock:
+                    self._damaged[key] = reason
+                    while len(self._damaged) > self.settings.max_entries:
+                        self._damaged.popitem(last=False)
+                raise DamagedResult(digest, reason)
             with path.open("rb") as handle:
                 self._zips.set(key, handle, read=True)
-        self._remember(digest, info.etag)
         return key
 
     @contextmanager
@@ -111,8 +127,12 @@ class ResultCache:
         if handle is None:  # evicted between the two calls
             key = self._fetch(digest, self._current_etag(digest))
             handle = self._zips.get(key, read=True)
-        with handle, zipfile.ZipFile(handle) as archive:
-            yield archive
+        try:
+            with handle, zipfile.ZipFile(handle) as archive:
+                yield archive
+        except ZIP_DAMAGE as exc:  # the cached copy went bad on disk
+            self._zips.delete(key)
+            raise DamagedResult(digest, str(exc)) from exc
 
     def members(self, digest: str, names: list[str]) -> dict[str, bytes]:
         """The members of ``names`` the zip has, by name."""
@@ -135,6 +155,9 @@ class ResultCache:
         """The whole zip (for download)."""
         key = self._fetch(digest, self._current_etag(digest))
         data = self._zips.get(key)
-        if data is None:
-            return self.store.get(keys.out_key(digest)).data
+        if data is None:  # evicted since
+            data = self.store.get(keys.out_key(digest)).data
+            reason = damage(data)
+            if reason is not None:
+                raise DamagedResult(digest, reason)
         return bytes(data)

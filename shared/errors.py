@@ -45,6 +45,19 @@ class CorruptRecord(BucketdigestError):
     """A marker or record in the bucket is not valid JSON of the expected shape."""
 
 
+class DamagedResult(BucketdigestError):
+    """A document's result zip does not open, or a member fails its checksum; its source in
+    ``store/raw/`` is untouched, so reprocessing the document makes the result again."""
+
+    def __init__(self, digest: str, reason: str) -> None:
+        super().__init__(
+            f"{digest}: result damaged ({reason}): reprocess it "
+            f"(bucketdigest reprocess {digest[:12]})"
+        )
+        self.digest = digest
+        self.reason = reason
+
+
 class DigestError(BucketdigestError):
     """Converting or enriching a document failed; a later attempt may succeed."""
 

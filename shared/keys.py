@@ -50,6 +50,9 @@ INDEX_PREFIX = "index/"
 """The search index, a LanceDB database written by the indexer alone: ``index/chunks.lance/``
 and ``index/documents.lance/`` (folders of data, version and index objects)."""
 
+INDEX_GENERATION_KEY = "index/generation.json"
+"""Which tables are the index (``index/<table>-<generation>.lance/`` once rebuilt beside)."""
+
 INDEX_WRITER_KEY = "index/writer.json"
 """The indexer's lease: only the worker (or command) holding it writes to ``index/``."""
 
@@ -61,6 +64,9 @@ MONITOR_PREFIX = "monitor/"
 
 SWEEP_CURSOR_KEY = f"{MONITOR_PREFIX}sweep.json"
 """Where the monitor's consistency sweep goes on from: the last digest it covered."""
+
+DAMAGE_CHECK_KEY = f"{MONITOR_PREFIX}damage.json"
+"""Where the monitor's damage check goes on from, and the damaged objects it has found."""
 
 WORKERS_PREFIX = "workers/"
 """Notes workers leave about themselves while they wait (``workers/<worker-id>.json``: outside

@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,33 @@ PAGES_DIR = "pages"
 OCR_DIR = "ocr"
 WEB_DIR = "web"
 IMAGES_DIR = "images"
+
+
+ZIP_DAMAGE: tuple[type[Exception], ...] = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    NotImplementedError,  # an unknown compression method: a garbled header
+    UnicodeDecodeError,
+    json.JSONDecodeError,
+)
+"""What reading a damaged zip raises (truncated, garbled, a member's bytes changed)."""
+
+
+def damage(source: bytes | Path) -> str | None:
+    """Why a result zip cannot be used, None when it is sound: it must open, every member
+    must match its checksum, and its records must parse. Reads every member once."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zipped:
+            broken = zipped.testzip()
+            if broken is not None:
+                return f"{broken} fails its checksum"
+            for record in (INFO, DIGESTS):
+                if record in zipped.namelist():
+                    json.loads(zipped.read(record))
+    except ZIP_DAMAGE as exc:
+        return str(exc) or type(exc).__name__
+    return None
 
 
 def page_member(number: int) -> str:

@@ -3,16 +3,38 @@
 from __future__ import annotations
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.records import Ticket
-from bucketdigest.shared.store import Store
+from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.records import SourceRecord, Ticket
+from bucketdigest.shared.store import ObjectInfo, Store
+
+
+def _names(store: Store, digest: str) -> tuple[str, ...]:
+    """The paths ``digest`` was ingested as (its registry records), or the hash itself."""
+    names = []
+    for info in store.list(keys.registry_doc_prefix(digest)):
+        try:
+            names.append(SourceRecord.from_json(store.get(info.key).data).path)
+        except (NotFound, CorruptRecord):
+            continue
+    return tuple(dict.fromkeys(names)) or (digest,)
+
+
+def source_ticket(store: Store, source: ObjectInfo) -> Ticket:
+    """A fresh ticket for the source object ``source`` (``store/raw/<hash>.<ext>``), named as
+    its registry records name it."""
+    digest, ext = keys.parse_raw_key(source.key)
+    return Ticket(
+        digest=digest,
+        ext=ext,
+        size=source.size,
+        names=_names(store, digest),
+        enqueued_at=store.now(),
+    )
 
 
 def rebuild_ticket(store: Store, digest: str) -> Ticket | None:
-    """A fresh ticket for ``digest`` from its source object, or None when the store has no
-    source for it (then there is nothing to process)."""
+    """A fresh ticket for ``digest`` from its source object and registry records, or None
+    when the store has no source for it (then there is nothing to process)."""
     for info in store.list(keys.raw_prefix(digest), limit=1):
-        _, ext = keys.parse_raw_key(info.key)
-        return Ticket(
-            digest=digest, ext=ext, size=info.size, names=(digest,), enqueued_at=store.now()
-        )
+        return source_ticket(store, info)
     return None

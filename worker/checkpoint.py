@@ -211,7 +211,3 @@ class Progress:
             self.store.delete_many(self._known)
             self._known = []
 
-
-def write_request(store: Store, records: DigestRecords) -> None:
-    """A reprocess request: the worker that claims the document starts from ``records``."""
-    store.put(keys.work_request_key(records.digest), records.to_json())

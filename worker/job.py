@@ -14,6 +14,7 @@ backoff, the records kept in a checkpoint so only what failed runs again. Every 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import tempfile
 import time
@@ -32,6 +33,7 @@ from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_ty
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import ObjectInfo
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
@@ -87,10 +89,20 @@ def _digest_and_upload(
         ctx.store.download(keys.raw_key(ticket.digest, ticket.ext), source)
     except NotFound as exc:
         raise PermanentDigestError("the raw document is missing from the store") from exc
+    with source.open("rb") as handle:
+        if hashlib.file_digest(handle, "sha256").hexdigest() != ticket.digest:
+            raise PermanentDigestError(
+                f"{keys.raw_key(ticket.digest, ticket.ext)} is damaged: its bytes do not have "
+                f"its hash (`bucketdigest retry {ticket.digest[:12]}` fetches it again from "
+                "where it was ingested)"
+            )
     previous_zip = None
     if previous is not None:
         previous_zip = workdir / "previous.zip"
         ctx.store.download(keys.out_key(ticket.digest), previous_zip)
+        if reason := damage(previous_zip):
+            log.warning("%s: the result being replaced is damaged (%s)", ticket.digest, reason)
+            previous_zip = None  # every output is made again from the source
     predecessor = download_predecessor(ctx.store, ticket, workdir)
     seconds["download"] = time.perf_counter() - started
     # every digester's time limit grows with the document's size (pages, minutes of sound)

@@ -4,6 +4,8 @@ For each document a reprocess request is written to ``work/<hash>/digests.json``
 from its result zip, with the chosen digesters' outputs (and everything they reset) back to
 ``todo``, and a todo marker is created. The worker that claims it starts from the existing zip,
 runs only what is ``todo`` and replaces the zip, so every other output stays byte-identical.
+A damaged result zip (see :func:`~bucketdigest.shared.result.damage`) has nothing to start
+from: its document runs the whole chain again from its source.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from pathlib import Path
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import NotFound
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
+from bucketdigest.shared.pending import write_request
 from bucketdigest.shared.records import DigestRecords
+from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
-from bucketdigest.worker.checkpoint import write_request
 from bucketdigest.worker.digesters import CHAIN, cascade
 from bucketdigest.worker.output_state import plan, reset
 from bucketdigest.worker.package import read_records
@@ -60,8 +63,11 @@ def _reprocess_one(
             store.download(keys.out_key(digest), archive)
         except NotFound:
             return [], "it is not done (no result zip)"
-        previous = read_records(archive)
+        damaged = damage(archive) is not None
+        previous = None if damaged else read_records(archive)
     chosen: list[str] = []
+    if damaged:  # nothing to start from: the whole chain makes the result again
+        chosen = [d.name for d in CHAIN]
     if digester is not None:
         chosen += [name for name in cascade(digester) if name not in chosen]
     if outdated:

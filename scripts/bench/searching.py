@@ -40,7 +40,7 @@ def _digest(seed: str) -> str:
 def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple[float, float]:
     """A chunks table of ``rows`` synthetic rows; (write seconds, index build seconds)."""
     words, p = vocabulary()
-    index = SearchIndex.create_empty(index_location(settings))
+    index = SearchIndex.open(index_location(settings), create=True)
     schema = chunk_schema()
     started = time.perf_counter()
     for start in range(0, rows, BATCH):

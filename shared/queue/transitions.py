@@ -210,16 +210,39 @@ def end_attempt(
 
 
 def retry(store: Store, digest: str) -> bool:
-    """failed → todo with attempts reset (history kept); False if ``digest`` is not failed."""
+    """failed → todo with attempts reset (history kept); False if ``digest`` is not failed.
+    A dead letter that cannot be read goes back with a ticket rebuilt from the stored source
+    (False, the marker kept, when there is none)."""
     key = keys.queue_key(QueueState.FAILED, keys.check_hash(digest))
     try:
         marker = store.get(key)
     except NotFound:
         log.warning("%s is not in queue/failed/", digest)
         return False
-    ticket = replace(Failure.from_json(marker.data).ticket, attempt=1, not_before=None)
-    enqueue(store, ticket)
+    try:
+        ticket: Ticket | None = Failure.from_json(marker.data).ticket
+    except CorruptRecord as exc:
+        log.error("%s: %s; rebuilding the ticket from the stored source", key, exc)
+        ticket = rebuild_ticket(store, digest)
+        if ticket is None:
+            return False
+    enqueue(store, replace(ticket, attempt=1, not_before=None))
     return store.delete(key, if_match=marker.etag)
+
+
+def mend(store: Store, state: QueueState, digest: str, key: str, etag: str) -> bool:
+    """A marker that does not parse, judged at version ``etag``, made whole again from the
+    stored source: a todo marker is rewritten in place, a dead letter goes back in line (see
+    :func:`retry`). A processing marker is left to the lease sweep, which replaces it once
+    its lease is over. False when nothing was done (no source, or the marker changed)."""
+    if state is QueueState.FAILED:
+        return retry(store, digest)
+    if state is not QueueState.TODO:
+        return False
+    ticket = rebuild_ticket(store, digest)
+    if ticket is None:
+        return False
+    return store.put_if_match(key, ticket.to_json(), etag) is not None
 
 
 def remove(store: Store, digest: str, states: tuple[QueueState, ...] = tuple(QueueState)) -> None:

@@ -21,7 +21,9 @@ from bucketdigest.shared.records.registry import (
     SourceRecord,
 )
 from bucketdigest.shared.records.runs import (
+    DamageCheck,
     IndexerLease,
+    IndexGeneration,
     IngestRun,
     PurgeRun,
     PurgeSkip,
@@ -36,9 +38,11 @@ __all__ = [
     "CrawlCounts",
     "CrawlLogEntry",
     "CrawlUrl",
+    "DamageCheck",
     "DigestRecords",
     "Failure",
     "FileError",
+    "IndexGeneration",
     "IndexerLease",
     "IngestRun",
     "JsonRecord",

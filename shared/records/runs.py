@@ -72,6 +72,8 @@ class IndexerLease(JsonRecord):
     since: datetime
     until: datetime
     last_report: str = ""
+    skipped: dict[str, str] | None = None
+    """Documents the last run could not index (a damaged result, say), with why."""
 
 
 @dataclass(frozen=True)
@@ -91,3 +93,26 @@ class SweepCursor(JsonRecord):
 
     after: str
     swept_at: datetime
+
+
+@dataclass(frozen=True)
+class IndexGeneration(JsonRecord):
+    """``index/generation.json``: which tables are the index. ``current`` names them (empty:
+    ``chunks`` and ``documents``, as before rebuilds were made beside); a rebuild writes its
+    tables beside those being searched and switches here once they are complete, and the
+    tables of ``previous`` are dropped a grace period after ``switched_at``."""
+
+    current: str = ""
+    previous: str | None = None
+    switched_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class DamageCheck(JsonRecord):
+    """``monitor/damage.json``: where the damage check goes on from (``after``, empty: the
+    start of the hash space), and every damaged object found and not yet seen whole again,
+    by key, with what is wrong and what was done about it."""
+
+    after: str
+    checked_at: datetime
+    found: dict[str, str]

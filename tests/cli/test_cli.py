@@ -105,6 +105,37 @@ def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Pa
     assert code == 1 and "no document's hash starts so" in output
 
 
+def test_a_damaged_result_is_named_by_get_status_and_check_and_made_again_by_reprocess(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    bucket = tmp_path / "bucket"
+    code, _ = _invoke("run", str(pdf_folder), "--bucket", str(bucket), "--converter-mode", "legacy")
+    assert code == 0
+    result = next((bucket / "store" / "out").glob("*.zip"))
+    digest = result.stem
+    result.write_bytes(result.read_bytes()[:300])
+    code, output = _invoke("get", digest[:12], "--bucket", str(bucket), "-o", str(tmp_path / "g"))
+    assert code == 1 and "Traceback" not in output
+    assert output.strip() == (
+        f"Error: {digest}: result damaged (File is not a zip file): reprocess it "
+        f"(bucketdigest reprocess {digest[:12]})"
+    )
+    code, output = _invoke("index", "--bucket", str(bucket))
+    assert code == 0 and "1 skipped" in output and "result damaged" in output, output
+    code, output = _invoke("status", "--bucket", str(bucket), "--json")
+    listed = json.loads(output)["damaged"]
+    assert listed == {f"store/out/{digest}.zip": listed[f"store/out/{digest}.zip"]}
+    assert "not searchable: result damaged" in listed[f"store/out/{digest}.zip"]
+    code, output = _invoke("reprocess", digest[:12], "--bucket", str(bucket))
+    assert code == 0 and "requeued 1 document(s)" in output, output
+    code, output = _invoke("work", "--bucket", str(bucket), "--exit-when-idle")
+    assert code == 0, output
+    code, output = _invoke("get", digest[:12], "--bucket", str(bucket), "-o", str(tmp_path / "g"))
+    assert code == 0 and (tmp_path / "g" / "document.md").read_text().strip()
+    code, output = _invoke("check", "--bucket", str(bucket))
+    assert code == 0 and "0 damaged object(s)" in output, output
+
+
 @pytest.mark.parametrize(
     "command",
     [["status"], ["ls"], ["search", "knights"], ["get", "0969a3aff866", "-o", "out"], ["serve"]],

@@ -117,7 +117,9 @@ def test_files_the_bucket_dropped_leave_the_copy_after_a_grace(
     cache.sync(TABLES)
     assert orphan.is_file(), "a reader of the older version may still need it"
     monkeypatch.setattr(index_cache, "GRACE_SECONDS", -1.0)
-    index_bucket(store, indexed, rebuild=True)
+    (tmp_path / "more" / "y.md").write_text("# Y\n\nA new version of the index.\n")
+    digest_folder(store, tmp_path / "more")
+    index_bucket(store, indexed)
     cache.sync(TABLES)
     assert not orphan.exists()
 

@@ -11,13 +11,14 @@ import subprocess
 import sys
 import time
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 import boto3
 import numpy as np
 import pytest
 
-from bucketdigest.search import lease
+from bucketdigest.search import generation, lease
 from bucketdigest.search.index import SearchIndex, unindexed_rows
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
@@ -123,12 +124,43 @@ def test_a_damaged_result_is_skipped_with_its_reason_and_the_rest_indexed(
         report = index_bucket(store, settings, rebuild=rebuild)
         assert report.added == len(topics_bucket[1]) - 1
         assert list(report.skipped) == [damaged]
-        assert report.skipped[damaged].startswith("damaged result (reprocess it):")
+        assert report.skipped[damaged].startswith("result damaged (reprocess it):")
         searcher = Searcher.open(settings)
         hits = searcher.search(SearchRequest("threshes grain in the barn", mode=Mode.KEYWORD))
         assert [hit.digest for hit in hits][:1] == [topics_bucket[1]["world/harvest.md"]]
         hits = searcher.search(SearchRequest("wizard mana spellbook", limit=50))
         assert damaged not in {hit.digest for hit in hits}
+
+
+def test_a_rebuild_is_made_beside_the_index_searches_read_until_it_is_complete(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    index_bucket(store, settings)
+    harvest = topics_bucket[1]["world/harvest.md"]
+    question = SearchRequest("threshes grain in the barn", mode=Mode.KEYWORD)
+    real_switch = generation.switch
+    seen_before_switch: list[list[str]] = []
+
+    def switch_watched(store_: LocalStore, name: str) -> None:
+        # the new tables are complete; searches still read the old ones until the switch
+        assert SearchIndex.open(index_location(settings), generation=name).documents.count_rows()
+        seen_before_switch.append([hit.digest for hit in Searcher.open(settings).search(question)])
+        real_switch(store_, name)
+
+    monkeypatch.setattr(generation, "switch", switch_watched)
+    report = index_bucket(store, settings, rebuild=True)
+    assert seen_before_switch and seen_before_switch[0][:1] == [harvest]
+    assert any(line.startswith("switched searches") for line in report.maintenance)
+    rebuilt = generation.current(store)
+    assert rebuilt.current and rebuilt.previous == ""
+    assert [hit.digest for hit in Searcher.open(settings).search(question)][:1] == [harvest]
+    assert (bucket / "index" / "chunks.lance").is_dir(), "kept for searches still reading it"
+    monkeypatch.setattr(generation, "DROP_AFTER", timedelta(seconds=-1))
+    assert "dropped chunks" in index_bucket(store, settings).maintenance
+    assert not (bucket / "index" / "chunks.lance").exists()
+    assert [hit.digest for hit in Searcher.open(settings).search(question)][:1] == [harvest]
 
 
 def test_documents_indexed_one_at_a_time_stay_covered_by_the_full_text_index(
@@ -338,3 +370,23 @@ def test_a_worker_indexes_in_a_process_of_its_own_and_loads_nothing_for_it(
     searcher = Searcher.open(StoreSettings(bucket=str(bucket)))
     assert searcher.documents.count_rows() == len(TOPICS)
     assert searcher.search(SearchRequest("ships cannon"))
+
+
+def test_an_index_missing_files_is_rebuilt_beside_and_searches_answer_again(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    store = LocalStore(bucket)
+    index_bucket(store, settings)
+    index = SearchIndex.open(index_location(settings))
+    assert index.missing_files(store) == []
+    lost = next((bucket / "index" / "chunks.lance" / "data").iterdir())
+    lost.unlink()
+    missing = index.missing_files(store)
+    assert missing == [f"index/chunks.lance/data/{lost.name}"]
+    report = index_bucket(store, settings)
+    assert report.damage.startswith("the index lacks 1 of its files")
+    assert "rebuilt" in report.line()
+    assert generation.current(store).current, "searches read the rebuilt tables"
+    hits = Searcher.open(settings).search(SearchRequest("threshes grain in the barn"))
+    assert [hit.digest for hit in hits][:1] == [topics_bucket[1]["world/harvest.md"]]

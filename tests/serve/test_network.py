@@ -75,14 +75,25 @@ def test_a_damaged_result_and_a_non_latin_member_name_get_clear_answers(
     digest = served.digests["rulebooks/long.pdf"]
     store.put(keys.out_key(digest), b"PK\x03\x04 not a zip at all")
     with TestClient(
-        create_app(ServeSettings(store=writable, allowed_hosts=("testserver",))),
+        create_app(ServeSettings(store=writable, token=TOKEN, allowed_hosts=("testserver",))),
         raise_server_exceptions=False,
     ) as client:
-        for path in (f"/documents/{digest}", f"/api/documents/{digest}/markdown"):
-            answer = client.get(path)
-            assert answer.status_code == 500, path
+        page = client.get(f"/documents/{digest[:10].upper()}")
+        assert page.status_code == 200 and "Result damaged: reprocess it." in page.text
+        assert f"/api/documents/{digest}/zip" not in page.text, "no link to the broken bytes"
+        assert f'action="/documents/{digest}/reprocess"' in page.text
+        for route in ("", "/summary", "/markdown", "/markdown?page=2", "/zip", "/thumbnail"):
+            answer = client.get(f"/api/documents/{digest}{route}")
+            assert answer.status_code == 500, route
+            assert answer.headers["content-type"] == "application/json", route
             assert answer.headers["x-content-type-options"] == "nosniff"
-            assert "Something went wrong" in answer.text
+            reason = answer.json()["detail"]
+            assert reason.startswith(f"{digest}: result damaged (") and "reprocess" in reason
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        redone = client.post(f"/api/documents/{digest[:12]}/reprocess", headers=auth)
+        assert redone.status_code == 200 and redone.json()["digesters"][0] == "doc-to-markdown"
+        assert store.head(keys.work_request_key(digest)) is not None
+        assert store.head(keys.queue_key(keys.QueueState.TODO, digest)) is not None
         named = served.digests["naval/broadsides.md"]
         buffer = io.BytesIO()
         original = io.BytesIO(store.get(keys.out_key(named)).data)
