@@ -6,24 +6,35 @@ client may not see (source folders, worker ids) it does not see either.
 Every answer names its document and page, so an assistant can cite them ("rules/core.pdf,
 page 12"). A page is sent in slices of at most ``max_chars`` characters with the offset of the
 next one, so a long page never floods a context window.
+
+A failing call tells the assistant why, in the words the HTTP API uses (``... has no page
+999``, ``the query is empty: say what to look for``): the SDK passes on the text of a
+``ToolError`` only, so our errors become one. Every argument's schema carries its bounds, and
+an argument a tool does not take is refused rather than dropped.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from typing import TYPE_CHECKING, Any, Literal
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from bucketdigest.runner.listing import find_digest, list_files
 from bucketdigest.search.cache import IndexCacheSettings
-from bucketdigest.search.query import Level, Mode, SearchRequest
+from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve import privacy
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.serve.documents import checked_hash, read_page
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.result import DOCUMENT
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
 
 INSTRUCTIONS = (
     "Search and read the documents of one bucketdigest bucket (PDFs, e-books, notes, web "
@@ -32,7 +43,17 @@ INSTRUCTIONS = (
 )
 PAGE_CHARS = 20_000
 """Characters of a page sent at once unless asked otherwise."""
+MAX_PAGE_CHARS = 200_000
 LIST_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+Document = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=4096,
+        description="A hash (8 hex digits or more of it), an ingested path or a unique end of one",
+    ),
+]
 
 
 def _cite(names: tuple[str, ...] | list[str], title: str, page: int | None) -> str:
@@ -55,21 +76,48 @@ def agent_transport(settings: ServeSettings) -> dict[str, Any]:
     }
 
 
+def _answering(tool: Callable[..., Any]) -> Callable[..., Any]:
+    """``tool``, its failures (ours, and a ValueError of a bad argument) raised as ToolError,
+    whose text the SDK hands to the assistant (any other exception reaches it as a bare
+    "Error executing tool")."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(tool)
+    def answered(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except (BucketdigestError, ValueError) as exc:
+            raise ToolError(str(exc)) from exc
+
+    return answered
+
+
+def _strict(tool: Tool) -> Tool:
+    """``tool`` refusing arguments it does not take (its schema says so too)."""
+    base = tool.fn_metadata.arg_model
+
+    class StrictArguments(base):  # type: ignore[valid-type, misc]
+        model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": StrictArguments})
+    parameters = {**tool.parameters, "additionalProperties": False}
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": parameters})
+
+
 def build_agent_server(backend: Backend) -> MCPServer:
     """The MCP server of the bucket ``backend`` reads: its tools and resources."""
     from mcp.server.mcpserver import MCPServer  # the SDK loads only when agents are served
-
-    server = MCPServer("bucketdigest", instructions=INSTRUCTIONS)
+    from mcp.server.mcpserver.exceptions import ResourceError
+    from mcp.server.mcpserver.tools import Tool
 
     def digest_of(document: str) -> str:
         return find_digest(backend.settings.store, document)
 
-    @server.tool()
     def search(
-        query: str,
+        query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)],
         level: Literal["chunks", "documents"] = "chunks",
         mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
-        limit: int = 10,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 10,
         path: str | None = None,
         file_type: str | None = None,
         tag: str | None = None,
@@ -94,8 +142,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
             for hit in backend.search(request)
         ]
 
-    @server.tool()
-    def get_document(document: str) -> dict[str, Any]:
+    def get_document(document: Document) -> dict[str, Any]:
         """A document's metadata, tags, summary, problems found while reading it, state and
         page count. ``document``: its hash, or an ingested path (or a unique end of one)."""
         view = backend.document(digest_of(document))
@@ -114,15 +161,15 @@ def build_agent_server(backend: Backend) -> MCPServer:
             "cite": _cite(view.names, view.title, None),
         }
 
-    @server.tool()
     def get_page(
-        document: str, page: int, offset: int = 0, max_chars: int = PAGE_CHARS
+        document: Document,
+        page: Annotated[int, Field(ge=1)],
+        offset: Annotated[int, Field(ge=0)] = 0,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_PAGE_CHARS)] = PAGE_CHARS,
     ) -> dict[str, Any]:
         """Page ``page`` (1-based) of a document as Markdown, with the text OCR read from its
         images. Long pages come in slices: ask again with ``offset=next_offset`` until it is
         null."""
-        if page < 1 or offset < 0 or max_chars < 1:
-            raise ValueError("page is 1 or more, offset 0 or more, max_chars 1 or more")
         digest = digest_of(document)
         view = backend.document(digest)
         text = read_page(backend.cache, digest, page).text
@@ -137,14 +184,13 @@ def build_agent_server(backend: Backend) -> MCPServer:
             "cite": _cite(view.names, view.title, page),
         }
 
-    @server.tool()
     def list_documents(
-        path: str | None = None, limit: int = LIST_LIMIT, cursor: str | None = None
+        path: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT)] = LIST_LIMIT,
+        cursor: Annotated[str | None, Field(pattern=r"^[0-9]{1,12}$")] = None,
     ) -> dict[str, Any]:
         """Ingested documents with their state, in path order; ``path`` narrows by glob
         (``rules/*.pdf``). Pass ``next_cursor`` back as ``cursor`` for the next ones."""
-        if not 1 <= limit <= 1000:
-            raise ValueError("limit is between 1 and 1000")
         start = int(cursor or 0)
         entries = sorted(list_files(backend.settings.store), key=lambda e: e.path)
         if path:
@@ -164,11 +210,17 @@ def build_agent_server(backend: Backend) -> MCPServer:
             "next_cursor": str(start + limit) if start + limit < len(entries) else None,
         }
 
-    @server.tool()
     def status() -> dict[str, Any]:
         """How many documents are waiting, being processed, failed and done; the rate and time
-        left; recent failures; the search index's size and freshness."""
+        left; recent failures; damaged objects; the search index's size and freshness."""
         return backend.status()
+
+    tools = (search, get_document, get_page, list_documents, status)
+    server = MCPServer(
+        "bucketdigest",
+        instructions=INSTRUCTIONS,
+        tools=[_strict(Tool.from_function(_answering(tool))) for tool in tools],
+    )
 
     @server.resource(
         "bucketdigest://documents/{digest}/markdown",
@@ -177,9 +229,12 @@ def build_agent_server(backend: Backend) -> MCPServer:
         description="A done document's whole Markdown, pages in order.",
     )
     def document_markdown(digest: str) -> str:
-        found = backend.cache.members(checked_hash(digest, backend.store), [DOCUMENT])
+        try:
+            found = backend.cache.members(checked_hash(digest, backend.store), [DOCUMENT])
+        except BucketdigestError as exc:
+            raise ResourceError(str(exc)) from exc
         if DOCUMENT not in found:
-            raise ValueError(f"{digest} has no Markdown (is it done?)")
+            raise ResourceError(f"{digest} has no Markdown (is it done?)")
         return found[DOCUMENT].decode("utf-8", "replace")
 
     return server

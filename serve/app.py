@@ -178,7 +178,12 @@ def create_app(settings: ServeSettings) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Authorization"],
         )
-    app.add_middleware(RequestGuard, bound=settings.host, allowed=settings.allowed_hosts)
+    app.add_middleware(
+        RequestGuard,
+        bound=settings.host,
+        allowed=settings.allowed_hosts,
+        origins=settings.cors_origins,
+    )
     return app
 
 

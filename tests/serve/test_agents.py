@@ -54,14 +54,26 @@ async def _session(client: Client, served: Served) -> None:
     assert {d["path"] for d in listed["documents"] + more["documents"]} >= set(served.digests)
     status = _data(await client.call_tool("status", {}))
     assert status["counts"]["done"] == 8
-    for bad in (
-        ("get_page", {"document": long_pdf, "page": 0}),
-        ("get_document", {"document": "no/such/file.pdf"}),
-        ("search", {"query": ""}),
-        ("search", {"query": "x", "mode": "magic"}),
+    schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert schemas["search"]["additionalProperties"] is False
+    assert schemas["search"]["properties"]["limit"]["maximum"] == 1000
+    assert schemas["get_page"]["properties"]["page"]["minimum"] == 1
+    for name, arguments, reason in (
+        ("get_page", {"document": long_pdf, "page": 0}, "greater than or equal to 1"),
+        ("get_page", {"document": long_pdf[:10], "page": 999}, "has no page 999"),
+        ("get_document", {"document": "no/such/file.pdf"}, "no registered file has this path"),
+        ("get_document", {"document": "0000000000ff"}, "no document's hash starts so"),
+        ("search", {"query": " "}, "the query is empty: say what to look for"),
+        ("search", {"query": "x" * 5000}, "at most 1000 characters"),
+        ("search", {"query": "x", "limit": 100_000}, "less than or equal to 1000"),
+        ("search", {"query": "x", "mode": "magic"}, "'hybrid', 'keyword' or 'semantic'"),
+        ("search", {"query": "x", "colour": "red"}, "Extra inputs are not permitted"),
+        ("list_documents", {"cursor": "not-a-cursor"}, "should match pattern"),
     ):
-        answer = await client.call_tool(*bad)
-        assert answer.is_error, bad
+        answer = await client.call_tool(name, arguments)
+        told = answer.content[0].text
+        assert answer.is_error and reason in told, (name, arguments, told)
+        assert "Traceback" not in told and len(told) < 2000
     markdown = await client.read_resource(f"bucketdigest://documents/{long_pdf}/markdown")
     assert "The Long Rulebook" in markdown.contents[0].text
 

@@ -192,3 +192,25 @@ def test_a_source_is_shown_by_its_last_name_unless_it_is_a_web_address(
     source: str, shown: str
 ) -> None:
     assert public_source(source) == shown
+
+
+def test_the_assistant_endpoint_refuses_other_origins_and_offers_no_stream(served: Served) -> None:
+    settings = ServeSettings(store=served.settings, mcp=True, cors_origins=("https://app.example",))
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8000") as client:
+        listed = client.post("/mcp", json=call, headers=accept)
+        assert listed.status_code == 200 and "search" in listed.text
+        for origin in ("http://127.0.0.1:8000", "https://app.example"):
+            allowed = client.post("/mcp", json=call, headers={**accept, "Origin": origin})
+            assert allowed.status_code == 200, origin
+        foreign = client.post(
+            "/mcp", json=call, headers={**accept, "Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403 and "evil.example" in foreign.json()["detail"]
+        form = client.post(
+            f"/documents/{'ab' * 32}/retry", data={"token": "x"}, headers={"Origin": "null"}
+        )
+        assert form.status_code == 403, "a page elsewhere cannot post the forms"
+        stream = client.get("/mcp", headers={"Accept": "text/event-stream"})
+        assert stream.status_code == 405 and stream.headers["allow"] == "POST"
