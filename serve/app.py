@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -76,7 +77,8 @@ _DOCS_CSP = (
     "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
 )
-"""The API page runs Swagger UI from the ``swagger-ui-bundle`` package (no CDN: it works
+"""The API page runs Swagger UI 5 (which reads the OpenAPI 3.1 FastAPI writes; the 4.x of
+``swagger-ui-bundle`` could not) from the ``fastapi-offline`` package's files (no CDN: it works
 offline), started by an inline script."""
 MAX_REQUEST_HEAD = 2 << 20
 """The HTTP parser reads a request line and headers up to this size, so a long query string is
@@ -189,11 +191,12 @@ def create_app(settings: ServeSettings) -> FastAPI:
 
 def _api_page(app: FastAPI) -> None:
     """Swagger UI at ``/docs``, its script and style served from the package."""
+    import fastapi_offline
     from fastapi.openapi.docs import get_swagger_ui_html
     from fastapi.staticfiles import StaticFiles
-    from swagger_ui_bundle import swagger_ui_path
 
-    app.mount(_DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="swagger")
+    assets = Path(fastapi_offline.__file__).with_name("static")
+    app.mount(_DOCS_ASSETS, StaticFiles(directory=str(assets)), name="swagger")
 
     @app.get(_DOCS, include_in_schema=False)
     def docs() -> Response:
@@ -202,7 +205,7 @@ def _api_page(app: FastAPI) -> None:
             title="bucketdigest API",
             swagger_js_url=f"{_DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{_DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{_DOCS_ASSETS}/favicon-32x32.png",
+            swagger_favicon_url=f"{_DOCS_ASSETS}/favicon.png",
         )
 
 

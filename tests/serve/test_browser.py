@@ -73,3 +73,15 @@ def test_search_click_a_hit_and_read_the_page(
     assert width <= 400
     print(f"screenshots: {shots}")
     assert all((shots / f"{name}.png").stat().st_size > 10_000 for name in ("search", "document"))
+
+
+def test_the_api_page_renders_every_route_offline(server: str, browser: webdriver.Chrome) -> None:
+    browser.get(server + "/docs")
+    wait = WebDriverWait(browser, 30)
+    wait.until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".opblock-summary"))
+    )
+    page = browser.find_element(By.TAG_NAME, "body").text
+    assert "Unable to render this definition" not in page
+    assert "/api/search/chunks" in page and "/api/documents/{digest}/reprocess" in page
+    assert browser.find_elements(By.CSS_SELECTOR, ".version-stamp"), "the OpenAPI version shows"
