@@ -12,6 +12,7 @@ ingested from, the page, the heading path, and a snippet with the query's words 
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,7 +26,7 @@ from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.embedding import Embedder, query_embedder
+from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import InvalidQuery
 
 MAX_QUERY_CHARS = 1000
@@ -80,6 +81,8 @@ class SearchRequest:
         )
 
 
+KNOWN_WORD_CHARS = 4
+"""Shorter words the model knows (the, and, of) say nothing about whether a query does."""
 SIMILARITY_FLOOR = 0.25
 """A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
 unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
@@ -167,7 +170,19 @@ class Searcher:
             limit=fetch,
         ).to_pylist()
 
+    def _understood(self, table: Any, request: SearchRequest) -> bool:
+        """Whether the query says something the model or the index knows: a word of
+        :data:`KNOWN_WORD_CHARS` letters or more the model has whole in its vocabulary, or any
+        word the index holds. Gibberish (``asdfghjkl``) still comes out of the model as a
+        vector, and every vector has neighbours; without this test it would find them."""
+        words = re.findall(r"\w+", request.query)
+        if any(len(word) >= KNOWN_WORD_CHARS and known_word(word) for word in words):
+            return True
+        return bool(self._keyword(table, request, 1))
+
     def _semantic(self, table: Any, request: SearchRequest, fetch: int) -> list[dict[str, Any]]:
+        if not self._understood(table, request):
+            return []
         nearest = {
             "column": "vector",
             "q": self._vector(request.query),

@@ -222,6 +222,22 @@ def _batches(lengths: list[int], budget: int) -> Iterator[list[int]]:
 
 
 @functools.cache
+@functools.cache
+def _vocabulary_tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(packaged_model() / "tokenizer.json"))
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def known_word(word: str) -> bool:
+    """Whether the model reads ``word`` as one token of its vocabulary (``wizard``), not as
+    pieces of one (``asdf``, ``##gh``, ``##jk``: how it reads a word it never saw)."""
+    pieces = _vocabulary_tokenizer().encode(word, add_special_tokens=False).tokens
+    return len(pieces) == 1 and pieces[0] != "[UNK]"
+
+
 def query_embedder() -> Embedder:
     """The embedder of search queries: one short text at a time, on one thread that sleeps
     when idle (a server runs a process per core; spinning threads would fight over them)."""

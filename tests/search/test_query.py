@@ -145,8 +145,11 @@ def test_words_no_document_holds_or_comes_close_to_find_nothing(
 ) -> None:
     searcher, _ = indexed
     for level in Level:
-        request = SearchRequest("quantum chromodynamics lattice", level=level, mode=mode)
-        assert searcher.search(request) == [], (level, mode)
+        for query in ("quantum chromodynamics lattice", "zzqqxx", "asdfghjkl", "qwer tyui op"):
+            request = SearchRequest(query, level=level, mode=mode)
+            assert searcher.search(request) == [], (query, level, mode)
+    held = SearchRequest("spellbook", mode=mode)  # two tokens to the model: spell, ##book
+    assert searcher.search(held), "a word the index holds is understood"
 
 
 def test_a_document_hit_shows_its_passage_that_holds_the_query(
