@@ -30,6 +30,7 @@ from bucketdigest.runner.overview import Overview
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import IndexStats
 from bucketdigest.search.indexer import IndexReport
+from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
 from bucketdigest.worker.loop import WorkerSummary
@@ -142,6 +143,27 @@ def ingest_summary(console: Console, run: IngestRun) -> None:
         )
     for error in run.errors:
         console.print(f"[red]error[/red] {error.path}: {error.reason}")
+    if run.other_types:
+        console.print(f"[yellow]hint[/yellow] {other_types_hint(run.other_types)}")
+
+
+def other_types_hint(other_types: dict[str, int]) -> str:
+    """What a folder held that was not asked for, and the ``--ext`` that takes it."""
+    shown = list(other_types.items())[:6]
+    listed = ", ".join(f"{count} .{ext or '(none)'}" for ext, count in shown)
+    groups = sorted(
+        {
+            group
+            for ext in other_types
+            for group, exts in EXTENSION_GROUPS.items()
+            if ext in exts and group != "all"
+        }
+    )
+    total = sum(other_types.values())
+    left_out = f"{total} file(s) of other types left out ({listed})"
+    if not groups:
+        return f"{left_out}: bucketdigest does not read these types"
+    return f"{left_out}: add --ext {','.join(groups)} (or --ext all) to take them"
 
 
 def status_view(seen: Overview) -> Group:
@@ -230,7 +252,17 @@ def run_summary(console: Console, report: RunReport) -> None:
         f"done: {len(outcome.done)} documents, {outcome.pages} pages converted in this run"
     )
     console.print(f"results: {report.results}")
-    console.print(report.index.line())
+    index = report.index
+    if index.busy:
+        console.print(index.line())
+    else:
+        console.print(
+            f"search index: {report.searchable} of {len(outcome.done)} documents searchable "
+            f"({index.added + index.replaced} indexed at the end of the run, the rest by the "
+            f"workers as they went; {len(index.skipped)} could not be)"
+        )
+    for digest, reason in sorted(report.index.skipped.items()):
+        console.print(f"[yellow]not searchable[/yellow] {digest[:12]}: {reason}")
     for name, reason in sorted(outcome.failed.items()):
         console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")
 

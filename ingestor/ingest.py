@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from bucketdigest.ingestor.manifest import update_manifest
 from bucketdigest.ingestor.opening import open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.site import SiteSource
-from bucketdigest.ingestor.sources import Candidate, Source
+from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import Priority, QueueState
@@ -286,6 +287,13 @@ class Ingestor:
             bytes_downloaded=tally.bytes_downloaded,
             removed=tuple(removed),
             crawls=tuple(s.crawl.counts for s in source_list if isinstance(s, SiteSource)),
+            other_types=dict(
+                sum(
+                    (s.passed_over for s in source_list if isinstance(s, FolderSource)),
+                    Counter(),
+                ).most_common()
+            )
+            or None,
         )
         self.store.put(keys.run_key(run_id), record.to_json())
         return IngestReport(run=record, files=files)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +23,17 @@ class FileFilter:
     exclude: tuple[str, ...] = ()
 
     def accepts(self, relative: str) -> bool:
-        ext = relative.rsplit(".", 1)[-1].lower() if "." in relative.rsplit("/", 1)[-1] else ""
-        if ext not in self.exts:
+        if extension(relative) not in self.exts:
             return False
         if self.include and not any(fnmatch.fnmatchcase(relative, p) for p in self.include):
             return False
         return not any(fnmatch.fnmatchcase(relative, p) for p in self.exclude)
+
+
+def extension(relative: str) -> str:
+    """``rules/Core.PDF`` → ``pdf``; "" for a name without one."""
+    name = relative.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
 
 
 @dataclass(frozen=True)
@@ -42,13 +48,19 @@ class LocalFile:
         return self.relative.rsplit(".", 1)[-1].lower()
 
 
-def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile | FileError]:
+def scan_folder(
+    root: Path, file_filter: FileFilter, passed_over: Counter[str] | None = None
+) -> Iterator[LocalFile | FileError]:
     """Files under ``root`` (or ``root`` itself) that pass ``file_filter``, in sorted order,
     and an error for each accepted name that is not a readable regular file (a broken
-    symbolic link, a FIFO...). Symlinked folders are followed once each, so loops end."""
+    symbolic link, a FIFO...). Symlinked folders are followed once each, so loops end.
+    ``passed_over`` counts, by extension, the files left out for their type alone."""
+    passed_over = Counter() if passed_over is None else passed_over
     if root.is_file():
         if file_filter.accepts(root.name):
             yield LocalFile(root, root.name)
+        elif extension(root.name) not in file_filter.exts:
+            passed_over[extension(root.name)] += 1
         return
     if not root.is_dir():
         raise SourceError("no such file or folder")
@@ -65,6 +77,8 @@ def scan_folder(root: Path, file_filter: FileFilter) -> Iterator[LocalFile | Fil
             path = base / name
             relative = path.relative_to(root).as_posix()
             if not file_filter.accepts(relative):
+                if extension(relative) not in file_filter.exts:
+                    passed_over[extension(relative)] += 1
                 continue
             if path.is_file():
                 yield LocalFile(path, relative)

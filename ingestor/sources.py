@@ -8,6 +8,7 @@ download at all.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -62,9 +63,11 @@ class FolderSource:
         self.root = root.resolve()
         self.name = str(self.root)
         self.file_filter = file_filter
+        self.passed_over: Counter[str] = Counter()
+        """Files left out for their type, by extension (the ingest report's hint)."""
 
     def candidates(self) -> Iterator[Candidate | FileError]:
-        for item in scan_folder(self.root, self.file_filter):
+        for item in scan_folder(self.root, self.file_filter, self.passed_over):
             if isinstance(item, FileError):
                 yield item
                 continue

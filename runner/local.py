@@ -16,7 +16,13 @@ from pathlib import Path
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
-from bucketdigest.search.indexer import LEASE_SECONDS, IndexDuty, IndexReport, index_bucket
+from bucketdigest.search.indexer import (
+    LEASE_SECONDS,
+    IndexDuty,
+    IndexReport,
+    index_bucket,
+    indexed_documents,
+)
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
@@ -52,6 +58,9 @@ class RunReport:
     results: str
     """A folder for the embedded store, else the ``store/out/`` URL."""
     index: IndexReport
+    searchable: int = 0
+    """Of the documents done, how many the index holds once the run is over (the workers
+    index as they go, so the last indexing may add none)."""
 
 
 def _settle(store: Store, pending: set[str], outcome: RunOutcome, names: dict[str, str]) -> None:
@@ -153,7 +162,9 @@ def run_local(
     # done whatever happens to the index, so a failure here is reported, not raised
     try:
         indexed = index_bucket(store, store_settings, wait=LEASE_SECONDS)
+        searchable = len(outcome.done & indexed_documents(store, store_settings))
     except Exception as exc:
         log.exception("indexing after the run failed")
         indexed = IndexReport(busy=f"failed: {exc}; run `bucketdigest index` to retry")
-    return RunReport(report, outcome, results_location(store), indexed)
+        searchable = 0
+    return RunReport(report, outcome, results_location(store), indexed, searchable)

@@ -75,6 +75,15 @@ class IndexReport:
         )
 
 
+def indexed_documents(store: Store, settings: StoreSettings) -> set[str]:
+    """The documents the index searches read holds (none when there is no index yet)."""
+    searched = generation.current(store).current
+    try:
+        return set(_indexed(SearchIndex.open(index_location(settings), generation=searched)))
+    except IndexNotFound:
+        return set()
+
+
 def _indexed(index: SearchIndex) -> dict[str, str]:
     table = index.documents.to_arrow() if index.documents.count_rows() else None
     if table is None:

@@ -144,7 +144,8 @@ class ResultCache:
         """One member; NoSuchMember when the zip has none of that exact name."""
         found = self.members(digest, [name])
         if name not in found:
-            raise NoSuchMember(f"{digest}: the result has no file {name!r}")
+            shown = name if len(name) <= 100 else name[:100] + "..."
+            raise NoSuchMember(f"{digest}: the result has no file {shown!r}")
         return found[name]
 
     def names(self, digest: str) -> list[str]:

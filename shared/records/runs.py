@@ -35,6 +35,8 @@ class IngestRun(JsonRecord):
     """Paths gone from their source since its previous ingest."""
     crawls: tuple[CrawlCounts, ...] = ()
     """Per web site crawled, what the crawl did."""
+    other_types: dict[str, int] | None = None
+    """Files in the folders ingested that were left out for their type, by extension."""
 
 
 @dataclass(frozen=True)

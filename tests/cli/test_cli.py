@@ -34,9 +34,25 @@ def test_run_converts_a_folder_and_exits_zero(tmp_path: Path, pdf_folder: Path) 
     )
     assert code == 0, output
     assert "done: 3 documents" in output
+    assert "search index: 3 of 3 documents searchable" in output
     assert len(list((bucket / "store" / "out").glob("*.zip"))) == 3
     code, output = _invoke("status", "--bucket", str(bucket), "--json")
     assert json.loads(output)["counts"] == {"todo": 0, "processing": 0, "failed": 0, "done": 3}
+
+
+def test_a_folder_of_types_not_asked_for_gets_a_hint_naming_the_ext_that_takes_them(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "sounds"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"take-{n}.wav").write_bytes(b"RIFF")
+    (folder / "notes.xyz").write_text("?")
+    code, output = _invoke("ingest", str(folder), "--bucket", str(tmp_path / "b"))
+    assert code == 0, output
+    assert "discovered 0" in output
+    flat = " ".join(output.split())
+    assert "hint 4 file(s) of other types left out (3 .wav, 1 .xyz): add --ext audio" in flat
 
 
 def test_run_exits_one_and_names_the_documents_that_failed(
