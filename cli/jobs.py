@@ -20,11 +20,12 @@ from bucketdigest.cli.options import (
 )
 from bucketdigest.cli.worker_options import worker_options
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
-from bucketdigest.monitor.damage import CHECK_BYTES, check_bucket
+from bucketdigest.monitor.damage import CHECK_BYTES
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import CHECK_SECONDS, PASS_SECONDS, RECONCILE_SECONDS, run_monitor
 from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
+from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
@@ -45,15 +46,20 @@ from bucketdigest.worker.reprocess import done_digests
 def check(store: StoreSettings) -> None:
     """Read every result, source and queue marker now and repair what is damaged: a result
     that does not open is made again from its source, a marker that does not parse is
-    rebuilt; what cannot be repaired is listed (``status`` lists it too). The monitor does
-    the same a budget at a time.
+    rebuilt, a source that lost its hash is fetched again from where it was ingested; what
+    cannot be repaired is listed (``status`` lists it too). The monitor checks the same a
+    budget at a time.
 
     Example: bucketdigest check
     """
-    lap = check_bucket(open_store(store))
-    click.echo(render.damage_line(lap))
-    for key, reason in sorted(lap.found.items()):
+    report = Bucket(store).check()
+    click.echo(render.damage_line(report.damage))
+    for key, reason in sorted(report.damage.found.items()):
         click.echo(f"{key}: {reason}")
+    for digest in report.restored:
+        click.echo(f"{digest}: source fetched again from where it was ingested")
+    for digest, reason in sorted(report.unrestorable.items()):
+        click.echo(f"{digest}: {reason}")
 
 
 @cli.command()

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
@@ -269,3 +269,15 @@ def check_bucket(store: Store) -> DamageReport:
         if span.until == _END:
             return lap
         after = span.until
+
+
+def forget(store: Store, repaired: set[str]) -> None:
+    """Drop ``repaired`` keys from the list of damaged objects (made whole by a command that
+    fetched them again, say), without waiting for the next lap to see them whole."""
+    try:
+        record = DamageCheck.from_json(store.get(keys.DAMAGE_CHECK_KEY).data)
+    except (NotFound, CorruptRecord):
+        return
+    found = {key: why for key, why in record.found.items() if key not in repaired}
+    if found != record.found:
+        store.put(keys.DAMAGE_CHECK_KEY, replace(record, found=found).to_json())

@@ -24,11 +24,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
+from bucketdigest.ingestor.ingest import (
+    IngestReport,
+    IngestSettings,
+    default_cache_dir,
+    ingest_sources,
+)
 from bucketdigest.monitor.catalog import CatalogEntry
 from bucketdigest.monitor.status import Status, collect_status
 from bucketdigest.runner.listing import find_digest, get_result, list_files
 from bucketdigest.runner.overview import Overview, overview
+from bucketdigest.runner.rerun import RepairReport, repair_bucket
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import IndexReport, index_bucket
@@ -102,6 +108,11 @@ class Bucket:
     def index(self, *, rebuild: bool = False) -> IndexReport:
         """Bring the search index up to date with the results (or build it anew)."""
         return index_bucket(self.store, self.settings, rebuild=rebuild)
+
+    def check(self) -> RepairReport:
+        """Check every result, source and marker for damage and repair what can be
+        (``bucketdigest check``)."""
+        return repair_bucket(self.store, default_cache_dir())
 
     @cached_property
     def index_copy(self) -> IndexCache | None:
