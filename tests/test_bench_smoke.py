@@ -38,6 +38,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "doc-to-markdown against bare pymupdf4llm",
         "OCR readers",
         "Search from a bucket",
+        "Damage: one damaged object costs only itself",
         "Serving",
         "A million documents",
         "Revisions",

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import before_after
 import claims
+import damage
 import embeddings
 import fidelity
 import hashing
@@ -52,6 +53,7 @@ SECTIONS = (
     "revisions",
     "speech",
     "before-after",
+    "damage",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -125,6 +127,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         )
     if "scale" in wanted:
         add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
+    if "damage" in wanted:
+        add("Damage: one damaged object costs only itself", damage.run(args.quick))
     return out
 
 

@@ -16,7 +16,8 @@ from bucketdigest.shared import keys, queue
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import Ticket
-from bucketdigest.shared.result import ResultZip, damage as zip_damage
+from bucketdigest.shared.result import ResultZip
+from bucketdigest.shared.result import damage as zip_damage
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.search.conftest import digest_folder, write_topics

@@ -145,9 +145,9 @@ def test_words_no_document_holds_or_comes_close_to_find_nothing(
 ) -> None:
     searcher, _ = indexed
     for level in Level:
-        for query in ("quantum chromodynamics lattice", "zzqqxx", "asdfghjkl", "qwer tyui op"):
-            request = SearchRequest(query, level=level, mode=mode)
-            assert searcher.search(request) == [], (query, level, mode)
+        for words in ("quantum chromodynamics lattice", "zzqqxx", "asdfghjkl", "qwer tyui op"):
+            request = SearchRequest(words, level=level, mode=mode)
+            assert searcher.search(request) == [], (words, level, mode)
     held = SearchRequest("spellbook", mode=mode)  # two tokens to the model: spell, ##book
     assert searcher.search(held), "a word the index holds is understood"
 
