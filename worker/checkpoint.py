@@ -210,4 +210,3 @@ class Progress:
         if self._known:
             self.store.delete_many(self._known)
             self._known = []
-
