@@ -3,6 +3,9 @@ Bucket``, end to end on real documents."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -41,3 +44,49 @@ def test_a_document_not_done_has_no_result_and_unknown_names_fail(tmp_path: Path
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         bucket.__class__.__module__  # noqa: B018 - the class loaded
         getattr(bucketdigest, "Nothing")  # noqa: B009
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_package_lists_its_names_and_says_its_version() -> None:
+    names = dir(bucketdigest)
+    for name in ("Bucket", "SearchRequest", "Status", "DocState", "ConfigError", "__version__"):
+        assert name in names and name in bucketdigest.__all__
+    assert bucketdigest.__version__.split(".")[0].isdigit()
+    assert issubclass(bucketdigest.DamagedResult, bucketdigest.BucketdigestError)
+
+
+@pytest.mark.slow
+def test_a_type_checker_sees_the_types_of_the_installed_package(tmp_path: Path) -> None:
+    """The wheel a user installs, read by mypy as a user's program: typed names, not Any."""
+    wheel = tmp_path / "wheel"
+    build = ["pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheel)]
+    subprocess.run([sys.executable, "-m", *build, str(ROOT)], check=True, capture_output=True)
+    site = tmp_path / "site"
+    with zipfile.ZipFile(next(wheel.glob("*.whl"))) as archive:
+        archive.extractall(site)
+    assert (site / "bucketdigest" / "py.typed").is_file()
+    program = tmp_path / "program.py"
+    program.write_text(
+        "from bucketdigest import Bucket, SearchRequest, Status, __version__\n"
+        "bucket = Bucket('./library')\n"
+        "reveal_type(bucket)\n"
+        "reveal_type(bucket.search('x'))\n"
+        "reveal_type(bucket.status())\n"
+        "reveal_type(__version__)\n"
+        "bucket.search(42)\n"
+    )
+    mypy = ["mypy", "--follow-imports=silent", "--ignore-missing-imports"]
+    checked = subprocess.run(
+        [sys.executable, "-m", *mypy, "--cache-dir", str(tmp_path / "cache"), str(program)],
+        capture_output=True,
+        text=True,
+        env={"MYPYPATH": str(site), "PATH": ""},
+    )
+    out = checked.stdout
+    assert 'Revealed type is "bucketdigest.runner.bucket.Bucket"' in out, out
+    assert 'Revealed type is "list[bucketdigest.search.hit.Hit]"' in out, out
+    assert 'Revealed type is "bucketdigest.monitor.status.Status"' in out, out
+    assert 'Revealed type is "str"' in out, out
+    assert 'incompatible type "int"; expected "str"' in out, "a wrong call is caught"

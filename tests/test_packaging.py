@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPONENTS = ("cli", "ingestor", "monitor", "runner", "search", "serve", "shared", "worker")
-ROOT_PACKAGE = "runner/api"
+ROOT_PACKAGE = "bucketdigest"
 """The folder of the package ``bucketdigest`` itself."""
 ROLES = ("ingestor", "monitor", "search", "worker")
 """Packages that import ``shared`` alone (``runner``, ``serve`` and ``cli`` combine them)."""
