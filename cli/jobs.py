@@ -29,14 +29,12 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
-from bucketdigest.runner.wiring import MonitorDuty, OpenStore
-from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.runner.wiring import work_bucket
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.logs import LogFormat, LogSetup
 from bucketdigest.worker.digesters import CHAIN, digester_named
 from bucketdigest.worker.loop import WorkerSettings
-from bucketdigest.worker.pool import run_workers
 from bucketdigest.worker.reprocess import done_digests
 
 
@@ -129,11 +127,7 @@ def work(
         delete_source_when_done=delete_source_when_done,
         metrics_port=metrics_port,
     )
-    duty = MonitorDuty(
-        MonitorSettings(max_attempts=settings.max_attempts),
-        IndexDuty(store, every=settings.monitor_every or 60.0),
-    )
-    for summary in run_workers(workers, OpenStore(store), settings, monitor_duty=duty):
+    for summary in work_bucket(store, settings, workers):
         click.echo(
             render.worker_summary(summary, as_json=LogSetup.current().format is LogFormat.JSON)
         )

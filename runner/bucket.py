@@ -1,17 +1,16 @@
 """One opened bucket for Python users (``from bucketdigest import Bucket``): the store, its
-settings and its index together, with the operations a program wants. The CLI's commands are
-each one of these calls.
+settings and its index together. Every command of the CLI is one of its calls, with the same
+behaviour (``work`` with its monitor duty and indexing, ``ingest`` with ``~`` expanded, and so
+on); README.md's example, which a test runs as written:
 
 ```python
 from bucketdigest import Bucket
 
 bucket = Bucket("./library")                      # or "s3://my-bucket/digest"
 bucket.ingest("~/pdfs", ext="pdf,text")           # queue what the bucket lacks
-bucket.work()                                     # digest until the queue is empty
-bucket.index()                                    # bring the search index up to date
+bucket.work()                                     # digest until the queue is empty, indexed
 for hit in bucket.search("how does grappling work", limit=3):
     print(hit.names[0], hit.page, hit.snippet.text)
-print(bucket.status().counts)
 with bucket.result("rules/core.pdf") as result:   # a path or a hash
     print(result.text("document.md")[:200])
 ```
@@ -20,6 +19,7 @@ with bucket.result("rules/core.pdf") as result:   # a path or a hash
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,22 @@ from bucketdigest.ingestor.ingest import (
     ingest_sources,
 )
 from bucketdigest.monitor.catalog import CatalogEntry
+from bucketdigest.monitor.loop import MonitorPass, run_monitor
+from bucketdigest.monitor.purge import PurgeRule
+from bucketdigest.monitor.repair import prioritize
 from bucketdigest.monitor.status import Status, collect_status
+from bucketdigest.monitor.sweep import MonitorSettings
+from bucketdigest.runner.lifecycle import Removal, purge_bucket, remove
 from bucketdigest.runner.listing import find_digest, get_result, list_files
+from bucketdigest.runner.local import RunReport, run_local
 from bucketdigest.runner.overview import Overview, overview
-from bucketdigest.runner.rerun import RepairReport, repair_bucket
+from bucketdigest.runner.rerun import (
+    RepairReport,
+    repair_bucket,
+    reprocess_documents,
+    retry_documents,
+)
+from bucketdigest.runner.wiring import work_bucket
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import IndexReport, index_bucket
@@ -42,11 +54,14 @@ from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.errors import DamagedResult
+from bucketdigest.shared.errors import DamagedResult, SourceError
 from bucketdigest.shared.filetypes import expand_extensions
+from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.loop import Worker, WorkerSettings, WorkerSummary
+from bucketdigest.worker.digesters import CHAIN
+from bucketdigest.worker.loop import WorkerSettings, WorkerSummary
+from bucketdigest.worker.reprocess import ReprocessReport
 
 
 class Bucket:
@@ -93,17 +108,101 @@ class Bucket:
     ) -> IngestReport:
         """Upload what the bucket lacks from folders, files, Git repositories or (with
         ``settings.crawl``) web sites, and queue it. ``ext``: extensions or groups to take,
-        as ``--ext`` says them (``"pdf,text"``, ``"all"``; default: PDFs)."""
+        as ``--ext`` says them (``"pdf,text"``, ``"all"``; default: PDFs). A local source that
+        does not exist raises SourceError; a file that cannot be read is in the report's
+        errors."""
+        return ingest_sources(
+            self.store, [self._source(s) for s in sources], self._ingest_settings(ext, settings)
+        )
+
+    @staticmethod
+    def _source(source: str | Path) -> str:
+        """A source as ``ingest`` takes it: ``~`` expanded; SourceError for a local path that
+        does not exist (a URL or a Git remote is left to the ingest to reach)."""
+        text = str(source)
+        if "://" in text or text.startswith("git@"):
+            return text
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise SourceError(f"{path}: no such file or folder")
+        return str(path)
+
+    @staticmethod
+    def _ingest_settings(ext: str | None, settings: IngestSettings | None) -> IngestSettings:
         chosen = settings or IngestSettings()
-        if ext is not None:
-            exts = expand_extensions(ext.split(","))
-            chosen = replace(chosen, file_filter=replace(chosen.file_filter, exts=exts))
-        return ingest_sources(self.store, [str(s) for s in sources], chosen)
+        if ext is None:
+            return chosen
+        exts = expand_extensions(ext.split(","))
+        return replace(chosen, file_filter=replace(chosen.file_filter, exts=exts))
 
     def work(self, settings: WorkerSettings | None = None) -> WorkerSummary:
-        """Run one worker in this process until the queue is empty (``settings``: how)."""
+        """Run one worker in this process until the queue is empty (``settings``: how), as
+        ``bucketdigest work --exit-when-idle`` does: with its monitor duty, so expired leases
+        are swept and what it finished is indexed before it returns."""
         chosen = replace(settings or WorkerSettings(), exit_when_idle=True)
-        return Worker(self.store, chosen).run()
+        return work_bucket(self.settings, chosen)[0]
+
+    def run(
+        self,
+        *sources: str | Path,
+        ext: str | None = None,
+        workers: int = 2,
+        ingest: IngestSettings | None = None,
+        settings: WorkerSettings | None = None,
+    ) -> RunReport:
+        """Ingest ``sources`` and digest them with ``workers`` local worker processes until
+        every one is done or failed, then index (``bucketdigest run``)."""
+        return run_local(
+            self.settings,
+            [self._source(s) for s in sources],
+            self._ingest_settings(ext, ingest),
+            workers,
+            settings or WorkerSettings(),
+        )
+
+    def retry(self, *hashes: str) -> tuple[list[str], dict[str, str]]:
+        """Put failed documents (every one when no hash is given) back in line with their
+        attempts reset: the requeued, and why the others cannot be (``bucketdigest retry``)."""
+        return retry_documents(self.store, list(hashes) or None, default_cache_dir())
+
+    def reprocess(
+        self, *hashes: str, digester: str | None = None, outdated: bool = False
+    ) -> ReprocessReport:
+        """Run ``digester`` (and what it resets) and/or every ``outdated`` one again on done
+        documents; with neither, the whole chain from the source (``bucketdigest reprocess``)."""
+        if digester is None and not outdated:
+            digester = CHAIN[0].name
+        return reprocess_documents(
+            self.store, list(hashes), digester, outdated, default_cache_dir()
+        )
+
+    def prioritize(self, *hashes: str, priority: Priority | str) -> tuple[list[str], list[str]]:
+        """Move waiting documents to ``priority``'s lane: (moved, not waiting)."""
+        chosen = [self.find(h) for h in hashes]
+        return prioritize(self.store, chosen, Priority(priority))
+
+    def purge(
+        self,
+        *,
+        older_than: timedelta = timedelta(days=7),
+        superseded: bool = False,
+        dry_run: bool = False,
+    ) -> Removal:
+        """Remove what only removed paths still reference (``bucketdigest purge``)."""
+        return purge_bucket(
+            self.settings, PurgeRule(older_than=older_than, superseded=superseded), dry_run=dry_run
+        )
+
+    def remove(self, path_or_hash: str) -> Removal:
+        """Remove one document and everything of it (``bucketdigest rm``)."""
+        return remove(self.settings, path_or_hash)
+
+    def monitor(self) -> MonitorPass:
+        """One monitor pass (``bucketdigest monitor --once``): expired leases, the consistency
+        sweep and a damage check."""
+        passes: list[MonitorPass] = []
+        run_monitor(self.store, MonitorSettings(), once=True, on_pass=passes.append)
+        return passes[0]
 
     def index(self, *, rebuild: bool = False) -> IndexReport:
         """Bring the search index up to date with the results (or build it anew)."""

@@ -1,4 +1,6 @@
-"""Picklable factories that wire the roles together inside spawned worker processes."""
+"""Picklable factories that wire the roles together inside spawned worker processes, and
+:func:`work_bucket`, the workers ``bucketdigest work`` runs: each with its monitor duty and
+its share of indexing."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.loop import MonitorCall
+from bucketdigest.worker.loop import MonitorCall, WorkerSettings, WorkerSummary
+from bucketdigest.worker.pool import run_workers
 
 log = logging.getLogger(__name__)
 
@@ -45,3 +48,20 @@ class MonitorDuty:
             return changed
 
         return duty
+
+
+MONITOR_SECONDS = 60.0
+"""A worker's monitor duty (lease sweep, indexing) runs this often unless told otherwise."""
+
+
+def work_bucket(
+    settings: StoreSettings, worker: WorkerSettings, workers: int = 1
+) -> list[WorkerSummary]:
+    """Run ``workers`` workers on the bucket until they stop (``bucketdigest work``): one in
+    this process (its summary is returned) or several processes. Each sweeps expired leases
+    and keeps the index current as part of its monitor duty."""
+    duty = MonitorDuty(
+        MonitorSettings(max_attempts=worker.max_attempts),
+        IndexDuty(settings, every=worker.monitor_every or MONITOR_SECONDS),
+    )
+    return run_workers(workers, OpenStore(settings), worker, monitor_duty=duty)

@@ -13,6 +13,7 @@ import pytest
 import bucketdigest
 from bucketdigest import Bucket
 from bucketdigest.shared.errors import NotFound
+from bucketdigest.shared.samples import make_pdf
 from tests.search.conftest import write_topics
 
 
@@ -22,7 +23,7 @@ def test_a_program_ingests_works_indexes_searches_and_reads_results(tmp_path: Pa
     report = bucket.ingest(tmp_path / "notes", ext="text")
     assert len(report.files) == 5
     assert bucket.work().outcomes == {"done": 5}
-    assert bucket.index().added == 5
+    assert bucket.index().added == 0, "the worker indexed what it finished before it left"
     hits = bucket.search("boarding the enemy ship", limit=3)
     assert hits[0].names == ("naval/broadsides.md",)
     assert bucket.search("crops and farming villages", documents=True, mode="semantic")[
@@ -90,3 +91,30 @@ def test_a_type_checker_sees_the_types_of_the_installed_package(tmp_path: Path) 
     assert 'Revealed type is "bucketdigest.monitor.status.Status"' in out, out
     assert 'Revealed type is "str"' in out, out
     assert 'incompatible type "int"; expected "str"' in out, "a wrong call is caught"
+
+
+def test_the_readme_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Python library") :]
+    example = section[section.index("```python") + len("```python") : section.index("```\n\n")]
+    home = tmp_path / "home"
+    write_topics(home / "pdfs")  # notes: grappling, ships...
+    make_pdf(home / "pdfs" / "rules" / "core.pdf", title="Core Rules", pages=2, seed=1)
+    for name in list((home / "pdfs").rglob("*.md"))[2:]:
+        name.unlink()  # three documents, as the example's comments say
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "{'done': 3}" in printed
+    assert "{'todo': 0, 'processing': 0, 'failed': 0, 'done': 3}" in printed
+    assert "rules/core.pdf" in printed and "Core Rules" in printed
+    assert (tmp_path / "library" / "index").is_dir(), "the worker indexed what it did"
+
+
+def test_a_local_source_that_is_not_there_raises(tmp_path: Path) -> None:
+    bucket = Bucket(tmp_path / "bucket")
+    with pytest.raises(bucketdigest.SourceError, match="no such file or folder"):
+        bucket.ingest(tmp_path / "nowhere")

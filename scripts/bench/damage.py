@@ -259,7 +259,7 @@ def table(report: DrillReport) -> str:
         f"| lost (source and result damaged, folder copy gone), still listed | "
         f"{len(report.lost)} |",
         f"| objects `status` names at the end | {len(report.listed_at_the_end)} |",
-        f"| failed with a reason (the broken file) | {len(report.failed)} |",
+        f"| failed with their reason (broken or password-protected files) | {len(report.failed)} |",
         f"| vanished | {len(report.vanished)} |",
         f"| seconds | {report.seconds:.0f} |",
     ]
