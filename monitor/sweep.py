@@ -19,7 +19,7 @@ from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
-from bucketdigest.shared.records import Claim
+from bucketdigest.shared.records import AttemptOutcome, Claim
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.tickets import rebuild_ticket
 
@@ -92,7 +92,7 @@ def _requeue_claim(
         report.finalized.append(digest)
         return
     end = queue.AttemptEnd(
-        outcome="lease expired",
+        outcome=AttemptOutcome.LEASE_EXPIRED,
         error=f"lease expired on attempt {claim.ticket.attempt} of {settings.max_attempts}: "
         f"no heartbeat since {claim.heartbeat_at.isoformat()}",
         retryable=False,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from bucketdigest.shared.records import Attempt, Claim, Ticket
+from bucketdigest.shared.records import Attempt, AttemptOutcome, Claim, Ticket
 
 MAX_ATTEMPTS = 3
 """Attempts at a document before it is dead-lettered: the default of every setting and option
@@ -35,7 +35,7 @@ class RetryPolicy:
 
 
 def with_attempt(
-    ticket: Ticket, claim: Claim, ended_at: datetime, outcome: str, error: str = ""
+    ticket: Ticket, claim: Claim, ended_at: datetime, outcome: AttemptOutcome, error: str = ""
 ) -> Ticket:
     """``ticket`` with the attempt that ``claim`` made appended to its history."""
     attempt = Attempt(

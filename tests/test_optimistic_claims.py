@@ -12,17 +12,24 @@ import time
 import uuid
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import boto3
 import pytest
 
-from bucketdigest.shared import keys
+from bucketdigest.monitor.sweep import MonitorSettings, lease_expired
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings, open_store
-from bucketdigest.shared.records import DigestRecords, OutputStatus
+from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Claim, DigestRecords, OutputStatus
 from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.store import Store
 from tests.faultproxy import FaultProxy
 
+T = TypeVar("T")
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 DOCUMENTS = 16
 OPTIMISTIC = ["--claims", "optimistic", "--claim-settle", "0.3"]
@@ -53,6 +60,39 @@ def _done_lines(log: str) -> list[str]:
     return done
 
 
+def _wait_for(found: Callable[[], T | None], never: str, seconds: float = 300) -> T:
+    deadline = time.monotonic() + seconds
+    while (value := found()) is None:
+        assert time.monotonic() < deadline, never
+        time.sleep(0.1)
+    return value
+
+
+def _held_by(store: Store, pid: int) -> str | None:
+    """The document a worker process holds (its id carries its pid), if any."""
+    for digest, info in queue.markers(store, QueueState.PROCESSING):
+        try:
+            claim = Claim.from_json(store.get(info.key).data)
+        except (NotFound, CorruptRecord):
+            continue
+        if f"-{pid}-" in claim.worker_id:
+            return digest
+    return None
+
+
+def _claim_over(store: Store, digest: str) -> bool | None:
+    """True once ``digest``'s claim has expired on the store's clock, or is gone."""
+    try:
+        marker = store.get(keys.queue_key(QueueState.PROCESSING, digest))
+    except NotFound:
+        return True
+    info = store.head(keys.queue_key(QueueState.PROCESSING, digest))
+    claim = Claim.from_json(marker.data)
+    if info is None or lease_expired(claim, info, store.now(), MonitorSettings().stale_after):
+        return True
+    return None
+
+
 @pytest.mark.slow
 def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
     moto_endpoint: str, tmp_path: Path
@@ -78,19 +118,20 @@ def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
             )
             for _ in range(4)
         ]
-        time.sleep(8)
+        store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
+        held = _wait_for(lambda: _held_by(store, workers[0].pid), "worker 0 never held a job")
         workers[0].send_signal(signal.SIGKILL)
         logs = []
         for worker in workers:
             _, errors = worker.communicate(timeout=600)
             logs.append(errors)
-        time.sleep(7)  # the killed worker's lease expires; a last worker takes its job over
+        # a last worker takes the killed worker's job over once its claim is over
+        _wait_for(lambda: _claim_over(store, held), "the killed worker's claim never ended")
         last = subprocess.run(
             [*CLI, *WORK, *target, *OPTIMISTIC], capture_output=True, text=True, timeout=600
         )
         assert last.returncode == 0, last.stderr
         logs.append(last.stderr)
-        store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
         digests = {info.key.rsplit("/", 1)[-1].split(".")[0] for info in store.list("store/raw/")}
     assert len(digests) == DOCUMENTS
     for digest in digests:  # every document whole in store/out/: none lost, none half-written
@@ -104,6 +145,7 @@ def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
             )
             assert archive.read("document.md")
     finished = Counter(d for log in logs for d in _done_lines(log))
+    assert finished[held] >= 1, "the job the killed worker held was finished by another"
     duplicates = sum(n - 1 for n in finished.values())
     print(f"optimistic claims: {duplicates} duplicate(s) of {DOCUMENTS} documents")
     assert duplicates <= DOCUMENTS // 4, finished

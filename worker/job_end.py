@@ -9,6 +9,7 @@ import logging
 from bucketdigest.shared import queue
 from bucketdigest.shared.errors import ChainIncomplete, PermanentDigestError
 from bucketdigest.shared.queue import Job
+from bucketdigest.shared.records import AttemptOutcome
 from bucketdigest.worker.checkpoint import Progress
 from bucketdigest.worker.digesters import PRIMARY_OUTPUT
 from bucketdigest.worker.job_context import JobContext, fenced
@@ -36,7 +37,7 @@ def fail(
     message = str(exc) or type(exc).__name__
     chain = exc if isinstance(exc, ChainIncomplete) else None
     end = queue.AttemptEnd(
-        outcome="failed",
+        outcome=AttemptOutcome.FAILED,
         error=message,
         traceback=trace,
         permanent=isinstance(exc, PermanentDigestError),

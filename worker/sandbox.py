@@ -24,6 +24,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -84,17 +85,36 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or bool(_OUT_OF_MEMORY.search(str(exc)))
 
 
-def _failure(exc: BaseException, max_memory: int | None) -> tuple[str, str, str]:
-    """The answer for a conversion that raised: ("memory" | "error", message, traceback)."""
+class Answer(StrEnum):
+    """How the child answers a call: the first item of the tuple it sends back."""
+
+    RESULT = "result"
+    """The function returned; the value follows."""
+    PERMANENT = "permanent"
+    """The input is unusable (PermanentDigestError): no attempt can help."""
+    FAILED = "failed"
+    """A failure the digester saw coming (DigestError): the child is sound and stays."""
+    UNEXPECTED = "unexpected"
+    """Any other exception: the child may be in any state, so it is replaced."""
+    OUT_OF_MEMORY = "out-of-memory"
+    """The memory cap was reached: the child is replaced."""
+
+
+def _failure(
+    exc: BaseException, max_memory: int | None, kind: Answer = Answer.UNEXPECTED
+) -> tuple[Answer, str, str]:
+    """The answer for a call that raised: (``kind``, or OUT_OF_MEMORY when the cap was
+    reached, its message, its traceback)."""
     message = str(exc) or type(exc).__name__
-    kind = "memory" if max_memory and is_out_of_memory(exc) else "error"
+    if max_memory and is_out_of_memory(exc):
+        kind = Answer.OUT_OF_MEMORY
     return (kind, message, traceback.format_exc())
 
 
 def _child_main(
     conn: Connection, limits: SandboxLimits, preload: tuple[str, ...], log_setup: LogSetup
 ) -> None:
-    """Loop in the child: receive (function, args), answer ("ok", result) or an error.
+    """Loop in the child: receive (function, args), answer (RESULT, value) or an error.
     If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
     call gets that error as its answer. A closed pipe ends it silently. It logs as its worker."""
     exit_with_parent()
@@ -124,12 +144,12 @@ def _serve(conn: Connection, limits: SandboxLimits, preload: tuple[str, ...]) ->
             continue
         before = _resident()
         try:
-            conn.send(("ok", function(*args)))
+            conn.send((Answer.RESULT, function(*args)))
         except PermanentDigestError as exc:
-            conn.send(("permanent", str(exc), traceback.format_exc()))
+            conn.send((Answer.PERMANENT, str(exc), traceback.format_exc()))
         except DigestError as exc:  # a failure the digester saw coming: the child is sound
-            kind, message, trace = _failure(exc, max_memory)
-            conn.send(("failed" if kind == "error" else kind, message, exc.detail or trace))
+            kind, message, trace = _failure(exc, max_memory, Answer.FAILED)
+            conn.send((kind, message, exc.detail or trace))
         except Exception as exc:
             conn.send(_failure(exc, max_memory))
         _return_freed_memory(collect=_resident() - before > RETURN_FROM)
@@ -252,15 +272,15 @@ class Sandbox:
             self._stop(graceful=False)
             raise ChildDied(reason) from exc
         kind, *rest = answer
-        if kind == "ok":
+        if kind is Answer.RESULT:
             return rest[0]
         message, trace = rest
-        if kind == "permanent":
+        if kind is Answer.PERMANENT:
             raise PermanentDigestError(message, trace)
-        if kind == "failed":
+        if kind is Answer.FAILED:
             raise DigestError(message, trace)
         self._stop(graceful=False)
-        if kind == "memory":
+        if kind is Answer.OUT_OF_MEMORY:
             limit = _format_bytes(self.limits.max_memory) if self.limits.max_memory else "?"
             raise DigestError(f"exceeded memory limit {limit}", trace)
         raise DigestError(message, trace)

@@ -13,7 +13,7 @@ from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue.states import marker_keys, todo_marker
-from bucketdigest.shared.records import Claim, Failure, OutputRecord, Ticket
+from bucketdigest.shared.records import AttemptOutcome, Claim, Failure, OutputRecord, Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
 
@@ -167,8 +167,8 @@ class AttemptEnd:
     """How an attempt that did not finish the document ended: a worker's error or an expired
     lease the monitor found."""
 
-    outcome: str
-    """What the ticket's history says of it: ``failed``, ``lease expired``."""
+    outcome: AttemptOutcome
+    """What the ticket's history says of it."""
     error: str
     traceback: str = ""
     permanent: bool = False

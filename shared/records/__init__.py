@@ -12,7 +12,7 @@ from bucketdigest.shared.records.crawls import (
     UrlState,
 )
 from bucketdigest.shared.records.outputs import DigestRecords, OutputRecord, OutputStatus
-from bucketdigest.shared.records.queue import Attempt, Claim, Failure, Ticket
+from bucketdigest.shared.records.queue import Attempt, AttemptOutcome, Claim, Failure, Ticket
 from bucketdigest.shared.records.registry import (
     FileError,
     ManifestPath,
@@ -34,6 +34,7 @@ from bucketdigest.shared.records.runs import (
 __all__ = [
     "SCHEMA_VERSION",
     "Attempt",
+    "AttemptOutcome",
     "Claim",
     "CrawlCounts",
     "CrawlLogEntry",

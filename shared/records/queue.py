@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.records.base import JsonRecord
 from bucketdigest.shared.records.outputs import OutputRecord
+
+
+class AttemptOutcome(StrEnum):
+    """How an attempt that did not finish its document ended, as its ticket's history says."""
+
+    FAILED = "failed"
+    """The worker ran the job and an error stopped it."""
+    LEASE_EXPIRED = "lease expired"
+    """The worker was lost (killed, frozen, cut off): the monitor found its lease over."""
 
 
 @dataclass(frozen=True)
@@ -19,7 +29,7 @@ class Attempt(JsonRecord):
     worker_id: str
     claimed_at: datetime
     ended_at: datetime
-    outcome: str
+    outcome: AttemptOutcome
     error: str = ""
 
 

@@ -28,6 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 from stat import S_ISDIR
 
+from bucketdigest.shared.clock import Clock, utc_now
 from bucketdigest.shared.errors import InvalidKey, NotFound
 from bucketdigest.shared.store import ObjectInfo, StoredObject
 
@@ -66,8 +67,10 @@ class LocalStore:
 
     supports_conditional_delete = True
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, clock: Clock = utc_now) -> None:
         self.root = root.resolve()
+        self.clock = clock
+        """What :meth:`now` reads: a test moves it forward to let leases expire at once."""
         self.url = str(self.root)
         self._internal = self.root / INTERNAL_DIR
         self._file_mode = 0o666 & ~_process_umask()
@@ -120,7 +123,7 @@ class LocalStore:
         return Path(name)
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return self.clock()
 
     def get(self, key: str) -> StoredObject:
         try:

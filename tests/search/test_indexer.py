@@ -29,6 +29,7 @@ from bucketdigest.shared.errors import IndexNotFound
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from bucketdigest.worker.reprocess import reprocess
+from tests.clocks import MovableClock
 from tests.documents import scanned_pdf
 from tests.faultproxy import FaultProxy
 from tests.search.conftest import TOPICS, digest_folder, write_topics
@@ -214,8 +215,9 @@ indexer.BATCH_DOCUMENTS = 1
 commit = indexer._commit
 indexer._commit = lambda *args, **kw: (time.sleep(0.7), commit(*args, **kw))[1]
 settings = StoreSettings(bucket=sys.argv[1])
-indexer.index_bucket(open_store(settings), settings, lease_seconds=2)
+indexer.index_bucket(open_store(settings), settings, lease_seconds=600)
 """
+LEASE_SECONDS_OF_THE_KILLED = 600
 
 
 @pytest.mark.slow
@@ -244,8 +246,9 @@ def test_a_killed_indexer_leaves_a_usable_index_and_the_next_one_finishes(
     topics = ("ships cannon", "grapple wrestling", "wizard spells", "harvest wheat", "trap pit")
     assert sum(bool(searcher.search(SearchRequest(topic))) for topic in topics) == partial
 
-    time.sleep(2.5)  # the dead indexer's lease expires
-    report = index_bucket(LocalStore(bucket), settings)
+    clock = MovableClock()
+    clock.advance(LEASE_SECONDS_OF_THE_KILLED + 1)  # the dead indexer's lease is over
+    report = index_bucket(LocalStore(bucket, clock=clock), settings)
     assert report.added == 5 - partial
     ids = _chunk_ids(settings)
     assert len(ids) == len(set(ids))

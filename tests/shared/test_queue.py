@@ -9,7 +9,7 @@ import pytest
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Failure, Ticket
+from bucketdigest.shared.records import AttemptOutcome, Failure, Ticket
 from bucketdigest.shared.stores.local import LocalStore
 
 DIGEST = "ab" * 32
@@ -23,14 +23,25 @@ def _claimed(store: LocalStore, attempt: int) -> queue.Job:
     return job
 
 
+FAILED = AttemptOutcome.FAILED
+
+
 @pytest.mark.parametrize(
     ("attempt", "end", "state"),
     [
-        (1, queue.AttemptEnd("failed", "boom"), QueueState.TODO),
+        (1, queue.AttemptEnd(FAILED, "boom"), QueueState.TODO),
         # an output with attempts of its own left does not outlive the document's last attempt
-        (2, queue.AttemptEnd("failed", "boom"), QueueState.FAILED),
-        (1, queue.AttemptEnd("failed", "not a PDF", permanent=True), QueueState.FAILED),
-        (1, queue.AttemptEnd("failed", "text failed for good", final=True), QueueState.FAILED),
+        (2, queue.AttemptEnd(FAILED, "boom"), QueueState.FAILED),
+        (
+            1,
+            queue.AttemptEnd(FAILED, "not a PDF", permanent=True),
+            QueueState.FAILED,
+        ),
+        (
+            1,
+            queue.AttemptEnd(FAILED, "text failed for good", final=True),
+            QueueState.FAILED,
+        ),
     ],
 )
 def test_an_attempt_ends_in_todo_while_attempts_are_left_else_in_failed(
@@ -55,6 +66,6 @@ def test_an_attempt_ends_in_todo_while_attempts_are_left_else_in_failed(
 def test_an_attempt_whose_claim_was_taken_over_moves_nothing(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "b")
     job = _claimed(store, 1)
-    end = queue.AttemptEnd("failed", "boom")
+    end = queue.AttemptEnd(FAILED, "boom")
     assert queue.end_attempt(store, job.claim, '"stale"', end, RetryPolicy()) is None
     assert store.head(keys.queue_key(QueueState.PROCESSING, DIGEST)) is not None

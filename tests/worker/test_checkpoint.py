@@ -26,6 +26,7 @@ from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.clocks import MovableClock
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -102,7 +103,8 @@ def test_a_worker_killed_after_the_markdown_resumes_without_converting_again(
     tmp_path: Path,
 ) -> None:
     bucket = tmp_path / "bucket"
-    store = LocalStore(bucket)
+    clock = MovableClock()
+    store = LocalStore(bucket, clock=clock)
     make_pdf(tmp_path / "in" / "book.pdf", title="Book", pages=6, seed=4)
     report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
     digest = report.files[0].digest
@@ -120,7 +122,7 @@ def test_a_worker_killed_after_the_markdown_resumes_without_converting_again(
     saved = saved_markdown()
     assert saved is not None
 
-    time.sleep(1.5)  # the killed worker's lease expires
+    clock.advance(3600)  # the killed worker's lease is over
     assert sweep(store, MonitorSettings()).requeued == [digest]
     summary = Worker(store, _settings()).run()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 import zipfile
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pagetext import without_surrogates
+from tests.clocks import MovableClock
 from tests.worker.test_checkpoint import _records, _settings, kill_worker_when
 
 LEGACY = ConverterOptions(mode="legacy")
@@ -62,7 +62,8 @@ def test_a_worker_killed_in_a_1000_page_conversion_resumes_from_the_saved_ranges
     tmp_path: Path,
 ) -> None:
     bucket = tmp_path / "bucket"
-    store = LocalStore(bucket)
+    clock = MovableClock()
+    store = LocalStore(bucket, clock=clock)
     long_pdf(tmp_path / "in" / "manual.pdf", pages=1000)
     report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
     digest = report.files[0].digest
@@ -70,7 +71,7 @@ def test_a_worker_killed_in_a_1000_page_conversion_resumes_from_the_saved_ranges
     saved = _saved_ranges(store, digest)
     assert store.head(keys.out_key(digest)) is None, "finished before it could be killed"
 
-    time.sleep(1.5)  # the killed worker's lease expires
+    clock.advance(3600)  # the killed worker's lease is over
     assert sweep(store, MonitorSettings()).requeued == [digest]
     assert Worker(store, _settings()).run().outcomes == {"done": 1}
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,14 +17,16 @@ from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 pytestmark = pytest.mark.slow
 
 WORKER = """
-import multiprocessing, time
+import multiprocessing, sys
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+
+INSIDE = "import pathlib, time; pathlib.Path({marker!r}).touch(); time.sleep(120)"
 
 if __name__ == "__main__":
     sandbox = Sandbox(SandboxLimits(timeout=300))
     sandbox.start()
     print(multiprocessing.active_children()[0].pid, flush=True)
-    sandbox.call(time.sleep, 120)
+    sandbox.call(exec, INSIDE.format(marker=sys.argv[1]))
 """
 
 
@@ -36,16 +39,20 @@ def _alive(pid: int) -> bool:
         return stat.read().split()[2] != "Z"
 
 
-def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback() -> None:
+def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback(tmp_path: Path) -> None:
+    inside = tmp_path / "inside"
     worker = subprocess.Popen(
-        [sys.executable, "-c", WORKER],
+        [sys.executable, "-c", WORKER, str(inside)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     assert worker.stdout is not None
     child = int(worker.stdout.readline())
-    time.sleep(3)  # the child is inside the call now
+    deadline = time.monotonic() + 60
+    while not inside.exists():  # the child is inside the call once it has touched the file
+        assert time.monotonic() < deadline, "the child never ran the call"
+        time.sleep(0.02)
     assert _alive(child)
     worker.send_signal(signal.SIGKILL)
     # stderr reaches its end only once every writer, the child included, has gone
