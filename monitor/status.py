@@ -138,7 +138,7 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             status.failures.append(
                 FailureSummary(
                     digest=digest,
-                    name=failure.ticket.names[0] if failure.ticket.names else "",
+                    name=failure.ticket.name,
                     attempt=failure.ticket.attempt,
                     error=failure.error,
                     failed_at=failure.failed_at.isoformat(),

@@ -20,12 +20,12 @@ from bucketdigest.shared.result import (
     TAGS,
     THUMBNAIL,
     is_page,
+    merged_page,
     ocr_member,
     page_member,
     web_member,
 )
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.pagetext import merged_page
 
 
 class UnknownDocument(BucketdigestError):

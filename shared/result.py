@@ -95,6 +95,13 @@ def is_page(member: str) -> bool:
     return member.startswith(f"{PAGES_DIR}/") and member.endswith(".md")
 
 
+def merged_page(markdown: str, extra: str) -> str:
+    """A page as ``document.md`` has it: its Markdown (``pages/NNNN.md``) with image links
+    relative to the zip's root, then ``extra``: its OCR text, a linked page's text."""
+    text = markdown.strip().replace(f"](../{IMAGES_DIR}/", f"]({IMAGES_DIR}/")
+    return f"{text}\n\n{extra.strip()}".strip()
+
+
 class ResultZip:
     """A result zip, opened from its bytes or a file; members are read on demand."""
 

@@ -158,7 +158,7 @@ def _digest_and_upload(
 def run_job(job: Job, ctx: JobContext) -> JobResult:
     """Run one claimed job to its end; never raises for a document's own failure."""
     ticket = job.claim.ticket
-    name = ticket.names[0] if ticket.names else ticket.digest
+    name = ticket.name
     started = time.perf_counter()
 
     def finish(etag: str) -> bool:

@@ -33,7 +33,7 @@ def fail(
     Permanent, out of attempts, or an output failed for good: the dead letter with the whole
     history and the traceback (``queue.end_attempt``)."""
     ticket = job.claim.ticket
-    name = ticket.names[0] if ticket.names else ticket.digest
+    name = ticket.name
     message = str(exc) or type(exc).__name__
     chain = exc if isinstance(exc, ChainIncomplete) else None
     end = queue.AttemptEnd(
@@ -75,4 +75,4 @@ def hand_back(
     ticket = job.claim.ticket
     if not progress.unsaved or fenced(lease, progress.save):
         lease.end(lambda etag: queue.hand_back(ctx.store, ticket, etag))
-    return JobResult(ticket.digest, ticket.names[0], Outcome.HANDED_BACK, error=reason)
+    return JobResult(ticket.digest, ticket.name, Outcome.HANDED_BACK, error=reason)

@@ -13,7 +13,7 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
-from bucketdigest.shared.result import IMAGES_DIR, OCR_DIR, PAGES_DIR, WEB_DIR
+from bucketdigest.shared.result import OCR_DIR, PAGES_DIR, WEB_DIR, merged_page
 
 _IMAGE_LINK = re.compile(r"!\[[^\]]*(?<!\\)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)(?<!\\)\]\([^)]*\)")
@@ -60,13 +60,6 @@ def document_pages(tree: Path) -> list[str]:
                 extra += other.read_text(encoding="utf-8") + "\n\n"
         pages.append(merged_page(path.read_text(encoding="utf-8"), extra))
     return pages
-
-
-def merged_page(markdown: str, ocr: str) -> str:
-    """A page as ``document.md`` has it: its Markdown with image links relative to the zip's
-    root, then its OCR text."""
-    text = markdown.strip().replace(f"](../{IMAGES_DIR}/", f"]({IMAGES_DIR}/")
-    return f"{text}\n\n{ocr.strip()}".strip()
 
 
 def document_text(tree: Path) -> str:

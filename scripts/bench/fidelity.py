@@ -25,7 +25,7 @@ from corpus import fetch
 from facts import check
 
 from bucketdigest.ingestor.ingest import sha256_file
-from bucketdigest.worker.pagetext import merged_page
+from bucketdigest.shared.result import merged_page
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 TYPES = ("present", "absent", "order", "table")

@@ -141,9 +141,9 @@ def finish(store: Store, digest: str, etag: str) -> bool:
 
 
 def hand_back(store: Store, ticket: Ticket, etag: str) -> bool:
-    """processing → todo with the same attempt (shutdown: the job is put back untouched)."""
-    enqueue(store, ticket)
-    return _drop_claim(store, ticket.digest, etag)
+    """processing → todo with the same attempt (shutdown: the job is put back untouched): a
+    requeue of the ticket as it was."""
+    return requeue(store, ticket, etag)
 
 
 def requeue(store: Store, ticket: Ticket, etag: str) -> bool:

@@ -49,6 +49,11 @@ class Ticket(JsonRecord):
     supersedes: str = ""
     """The document its path held before (the previous revision), when there was one."""
 
+    @property
+    def name(self) -> str:
+        """What people call the document: the first path it was ingested as, else its hash."""
+        return self.names[0] if self.names else self.digest
+
 
 @dataclass(frozen=True)
 class Claim(JsonRecord):
