@@ -73,6 +73,9 @@ WORKERS_PREFIX = "workers/"
 their run window); removed when they work again or leave."""
 
 WORK_REQUEST_NAME = "digests.json"
+"""The reprocess request's name under ``work/<hash>/``: the same records a result zip holds as
+its ``digests.json`` (``shared/result.py``; keys.py cannot import it, the result layout imports
+nothing of the key layout)."""
 _CHECKPOINT = re.compile(r"checkpoint-(\d{4,9})\.zip")
 
 _HASH = re.compile(r"[0-9a-f]{64}")

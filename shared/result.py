@@ -5,7 +5,8 @@ reader of a zip for everything that reads results (search, serve, monitor, a nex
 document.md          the whole Markdown (image links: images/NAME)
 pages/0001.md        each page's Markdown (image links: ../images/NAME)
 ocr/0001.md          the OCR text of pages that have one
-web/0001.md          the page a link file on that page points to
+ocr/0001.tsv         its words with boxes (and .rapidocr.tsv, .doubtful.txt: OcrAside)
+web/0001.md          the page a link file on that page points to (web/0001.html as fetched)
 images/NAME          the images the Markdown shows
 pages.json           per page: fingerprint, headers, running heads taken out, engine
 chunks.jsonl         search chunks (page, part, heading path, text)
@@ -83,6 +84,28 @@ def web_member(number: int) -> str:
 def ocr_member(number: int) -> str:
     """``ocr/0001.md``: the OCR text of page 1."""
     return f"{OCR_DIR}/{number:04d}.md"
+
+
+class OcrAside:
+    """What OCR keeps of a page besides its text, by how the member's name ends."""
+
+    WORDS = ".tsv"
+    """``ocr/0001.tsv``: Tesseract's words with their boxes and confidence."""
+    SECOND_READER = ".rapidocr.tsv"
+    """``ocr/0001.rapidocr.tsv``: PP-OCR's lines, when its reading was the one kept."""
+    DOUBTFUL = ".doubtful.txt"
+    """``ocr/0001.doubtful.txt``: a reading too unsure to be searched."""
+    ALL = (WORDS, SECOND_READER, DOUBTFUL)
+
+
+def ocr_aside_member(number: int, kind: str) -> str:
+    """``ocr/0001.tsv`` and the like: what OCR keeps of page 1 besides its text."""
+    return f"{OCR_DIR}/{number:04d}{kind}"
+
+
+def web_page_member(number: int) -> str:
+    """``web/0001.html``: the page a link file on page 1 points to, as it was fetched."""
+    return f"{WEB_DIR}/{number:04d}.html"
 
 
 def page_number(member: str) -> int:

@@ -22,7 +22,14 @@ from typing import Any
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.shared.result import PAGE_INDEX, PAGES_DIR, ocr_member, page_number
+from bucketdigest.shared.result import (
+    PAGE_INDEX,
+    PAGES_DIR,
+    OcrAside,
+    ocr_aside_member,
+    ocr_member,
+    page_number,
+)
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.pagetext import has_text
@@ -95,19 +102,15 @@ def _kept(
     return kept
 
 
-_ASIDE = (".tsv", ".rapidocr.tsv", ".doubtful.txt")
-"""A page's OCR members besides its text (see :meth:`PageOcr._ocr`)."""
-
-
 def _keep_aside(
     predecessor: Predecessor, before: dict[str, Any], was: int, number: int, content: dict
 ) -> None:
     """The words and doubtful text page ``was`` of the predecessor kept, as page ``number``'s,
     with its confidence and doubt recorded as they were."""
-    for suffix in _ASIDE:
-        data = predecessor.read(ocr_member(was).removesuffix(".md") + suffix)
+    for kind in OcrAside.ALL:
+        data = predecessor.read(ocr_aside_member(was, kind))
         if data is not None:
-            content.setdefault("aside", {})[ocr_member(number).removesuffix(".md") + suffix] = data
+            content.setdefault("aside", {})[ocr_aside_member(number, kind)] = data
     for key in ("confidence", "doubtful", "second_reader"):
         if str(was) in before.get(key, {}):
             content.setdefault(key, {})[str(number)] = before[key][str(was)]
@@ -246,17 +249,16 @@ def trusted_text(
     Tesseract's words kept aside. A page Tesseract finds no words on (blank, a picture) is
     not read again: on the corpus's 23 such pages PP-OCR found nothing it was sure of, at up
     to 0.5 GB a page."""
-    member = ocr_member(number).removesuffix(".md")
     if read.words:
-        aside[f"{member}.tsv"] = read.tsv.encode()
+        aside[ocr_aside_member(number, OcrAside.WORDS)] = read.tsv.encode()
         content.setdefault("confidence", {})[str(number)] = read.confidence
     if not read.doubtful:
         return read.trusted
     second = _second_reading(page, content)
     if second is not None and second.trusted:
-        aside[f"{member}.rapidocr.tsv"] = second.tsv.encode()
+        aside[ocr_aside_member(number, OcrAside.SECOND_READER)] = second.tsv.encode()
         content.setdefault("second_reader", {})[str(number)] = second.confidence
         return second.trusted
-    aside[f"{member}.doubtful.txt"] = (read.text + "\n").encode()
+    aside[ocr_aside_member(number, OcrAside.DOUBTFUL)] = (read.text + "\n").encode()
     content.setdefault("doubtful", {})[str(number)] = read.confidence
     return ""

@@ -9,7 +9,7 @@ import re
 
 from bucketdigest.shared.fetch import FetchSettings, fetch
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.shared.result import web_member
+from bucketdigest.shared.result import web_member, web_page_member
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 
 _LONE_URL = re.compile(r"\s*(https?://\S+)\s*")
@@ -58,6 +58,6 @@ class UrlCrawl(Digester):
         }
         files = {
             web_member(1): markdown.encode(),
-            web_member(1).removesuffix(".md") + ".html": page.body,
+            web_page_member(1): page.body,
         }
         return {"web-page": Produced(files, content)}
