@@ -13,7 +13,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
     MODES,
     ConverterOptions,
 )
-from bucketdigest.worker.loop import WorkerSettings
+from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
 from bucketdigest.worker.sandbox import SandboxLimits
 
 
@@ -66,7 +66,7 @@ def _worker(
         max_attempts=max_attempts,
         retry_delay=retry_delay,
         checkpoint_after=checkpoint_after,
-        idle_sleep=min(5.0, lease_seconds / 4),
+        idle_sleep=idle_sleep_for(lease_seconds),
         grace_seconds=grace,
         monitor_every=monitor_every,
         schedule=schedule,

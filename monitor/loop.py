@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from bucketdigest.monitor.damage import CHECK_BYTES, DamageReport, check_damage
 from bucketdigest.monitor.repair import ReconcileReport, reconcile
 from bucketdigest.monitor.sweep import MonitorSettings, SweepReport, sweep
+from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.store import Store
 
 
@@ -25,7 +26,7 @@ class MonitorPass:
     damage: DamageReport | None = None
 
 
-PASS_SECONDS = 60.0
+PASS_SECONDS = MONITOR_SECONDS
 """Time between two passes of ``bucketdigest monitor``."""
 RECONCILE_SECONDS = 3600.0
 """Time between two consistency sweeps."""

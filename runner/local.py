@@ -30,7 +30,7 @@ from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.loop import WorkerSettings
+from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
 from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 
@@ -154,7 +154,7 @@ def run_local(
         sweep(store, monitor)
         todo = (QueueState.TODO,)
         if not any(store.head(k) for d in pending for k in queue.marker_keys(d, todo)):
-            time.sleep(min(5.0, settings.lease_seconds / 4))
+            time.sleep(idle_sleep_for(settings.lease_seconds))
         processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
-from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import MonitorCall, WorkerSettings, WorkerSummary
 from bucketdigest.worker.pool import run_workers
@@ -48,10 +48,6 @@ class MonitorDuty:
             return changed
 
         return duty
-
-
-MONITOR_SECONDS = 60.0
-"""A worker's monitor duty (lease sweep, indexing) runs this often unless told otherwise."""
 
 
 def work_bucket(

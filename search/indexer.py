@@ -28,7 +28,7 @@ from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
-from bucketdigest.shared.config import StoreSettings, open_store
+from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.errors import CorruptRecord, IndexDamaged, IndexNotFound, NotFound
 from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
@@ -305,7 +305,7 @@ class IndexDuty:
     not started at all while another indexer holds the lease or the index is fresh."""
 
     settings: StoreSettings
-    every: float = 60.0
+    every: float = MONITOR_SECONDS
 
     def __call__(
         self, store: Store, leaving: bool = False, make_room: Callable[[], None] | None = None

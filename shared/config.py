@@ -13,6 +13,11 @@ from bucketdigest.shared.stores.local import LocalStore
 DEFAULT_BUCKET = "./bucketdigest-data"
 
 
+MONITOR_SECONDS = 60.0
+"""How often a monitor pass runs: ``bucketdigest monitor``'s, each worker's monitor duty, and
+with it the fleet's indexing (at most once per pass across the fleet)."""
+
+
 @dataclass(frozen=True)
 class StoreSettings:
     """Where the bucket is and how to reach it; built once by the CLI."""

@@ -24,7 +24,7 @@ class JobContext:
     lease_seconds: float
     retry: RetryPolicy
     shutdown_reason: Callable[[], str | None]
-    checkpoint_after: float = 20.0
+    checkpoint_after: float
     """Write a checkpoint once the unsaved digesters' work took this many seconds."""
     delete_source: bool = False
     """Delete ``store/raw/<hash>`` once the result is written (``--delete-source-when-done``)."""

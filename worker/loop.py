@@ -16,6 +16,7 @@ from typing import Protocol
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
+from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
@@ -55,8 +56,9 @@ class WorkerSettings:
     max_jobs: int | None = None
     exit_when_idle: bool = False
     idle_sleep: float = 5.0
+    """Seconds between claim attempts while the queue is empty (:func:`idle_sleep_for`)."""
     grace_seconds: float = 60.0
-    monitor_every: float | None = 60.0
+    monitor_every: float | None = MONITOR_SECONDS
     checkpoint_after: float = 20.0
     """Save a job's progress once the digesters since the last save took this many seconds."""
     digest: DigestSettings = field(default_factory=DigestSettings)
@@ -77,6 +79,12 @@ class WorkerSettings:
 def new_worker_id() -> str:
     """``host-pid-random``: unique per process, readable in markers."""
     return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(24):06x}"
+
+
+def idle_sleep_for(lease_seconds: float) -> float:
+    """How long an idle worker (or a run waiting on one) pauses: short enough to take over an
+    expired lease within a quarter of its length, at most five seconds."""
+    return min(5.0, lease_seconds / 4)
 
 
 @dataclass

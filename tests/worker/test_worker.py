@@ -208,7 +208,14 @@ def test_a_job_whose_lease_is_taken_over_is_abandoned_without_writing(
     store.put(processing, b'{"new": "owner"}')
     sandbox = Sandbox(SandboxLimits(timeout=60))
     ctx = JobContext(
-        store, sandbox, DigestSettings(FAST), "zombie", 0.4, RetryPolicy(3, 0), lambda: None
+        store,
+        sandbox,
+        DigestSettings(FAST),
+        "zombie",
+        0.4,
+        RetryPolicy(3, 0),
+        lambda: None,
+        checkpoint_after=WorkerSettings().checkpoint_after,
     )
     result = run_job(job, ctx)
     sandbox.close()
