@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from types import TracebackType
 from typing import Any
@@ -170,65 +171,77 @@ def status_view(seen: Overview) -> Group:
     """Counts, rate and ETA, recent failures, latest runs and the index, as one renderable
     (printed once by ``status``, refreshed in place by ``status --watch``)."""
     status, index = seen.status, seen.index
-    parts: list[RenderableType] = []
     as_of = f" at {status.as_of:%H:%M:%S} UTC" if status.as_of else ""
     counts = Table(title=f"Documents by state{as_of}")
     for name in status.counts:
         counts.add_column(name, justify="right")
     counts.add_row(*(str(n) for n in status.counts.values()))
-    parts.append(counts)
-    parts.append(
+    parts: list[RenderableType] = [
+        counts,
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
-        f"time left at that rate: {describe_time_left(status.eta_seconds)}"
-    )
+        f"time left at that rate: {describe_time_left(status.eta_seconds)}",
+    ]
+
+    # the sections that have something to say
     if status.waiting:
-        waiting = Table(title="Workers waiting for their run window")
-        for column in ("worker", "window", "opens at"):
-            waiting.add_column(column)
-        for note in status.waiting:
-            waiting.add_row(note.worker_id, ", ".join(note.windows), f"{note.opens_at:%H:%M %Z}")
-        parts.append(waiting)
+        parts.append(
+            _table(
+                "Workers waiting for their run window",
+                ("worker", "window", "opens at"),
+                [
+                    (n.worker_id, ", ".join(n.windows), f"{n.opens_at:%H:%M %Z}")
+                    for n in status.waiting
+                ],
+            )
+        )
     if status.failures:
-        failures = Table(title="Recent failures")
-        for column in ("document", "hash", "attempt", "failed at", "error"):
-            failures.add_column(column)
-        for f in status.failures:
-            failures.add_row(
-                f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0]
+        parts.append(
+            _table(
+                "Recent failures",
+                ("document", "hash", "attempt", "failed at", "error"),
+                [
+                    (f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0])
+                    for f in status.failures
+                ],
             )
-        parts.append(failures)
+        )
     if status.damaged:
-        damaged = Table(title="Damaged objects (bucketdigest check repairs what it can)")
-        for column in ("object", "what is wrong"):
-            damaged.add_column(column, overflow="fold")
-        for key, reason in sorted(status.damaged.items()):
-            damaged.add_row(key, reason)
-        parts.append(damaged)
-    if status.runs:
-        runs = Table(title="Latest ingest runs")
-        runs.add_column("run", no_wrap=True)
-        for column in (
-            "discovered",
-            "done before",
-            "uploaded",
-            "queued",
-            "errors",
-            "requests",
-        ):
-            runs.add_column(column, justify="right")
-        for r in status.runs:
-            runs.add_row(
-                r.run_id,
-                str(r.discovered),
-                str(r.already_done),
-                str(r.uploaded),
-                str(r.queued),
-                str(len(r.errors)),
-                str(r.store_requests),
+        parts.append(
+            _table(
+                "Damaged objects (bucketdigest check repairs what it can)",
+                ("object", "what is wrong"),
+                sorted(status.damaged.items()),
             )
-        parts.append(runs)
+        )
+    if status.runs:
+        parts.append(
+            _table(
+                "Latest ingest runs",
+                ("run", "discovered", "done before", "uploaded", "queued", "errors", "requests"),
+                [
+                    (
+                        r.run_id,
+                        *(str(n) for n in (r.discovered, r.already_done, r.uploaded, r.queued)),
+                        str(len(r.errors)),
+                        str(r.store_requests),
+                    )
+                    for r in status.runs
+                ],
+            )
+        )
+
     parts.append(index_line(index, status.counts["done"]))
     return Group(*parts)
+
+
+def _table(title: str, columns: tuple[str, ...], rows: Iterable[Sequence[str]]) -> Table:
+    """A table of text whose long cells fold."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def catalog_table(console: Console, entries: list[CatalogEntry]) -> None:

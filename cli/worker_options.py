@@ -17,6 +17,15 @@ from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
 from bucketdigest.worker.sandbox import SandboxLimits
 
 
+def _endpoint(
+    url: str | None, model: str | None, key_env: str, flags: tuple[str, str]
+) -> LlmSettings | None:
+    """A model server named by a URL flag and a model flag, which go together."""
+    if bool(url) != bool(model):
+        raise click.UsageError(f"{flags[0]} and {flags[1]} go together: give both or neither.")
+    return LlmSettings(url=url, model=model, api_key_env=key_env) if url and model else None
+
+
 def _worker(
     *,
     lease_seconds: float,
@@ -44,23 +53,17 @@ def _worker(
     grace: float,
     run_window: tuple[str, ...],
 ) -> WorkerSettings:
-    if bool(llm_url) != bool(llm_model):
-        raise click.UsageError("--llm-url and --llm-model go together: give both or neither.")
-    if bool(asr_endpoint) != bool(asr_model):
-        raise click.UsageError("--asr-endpoint and --asr-model go together: give both or neither.")
-    speech = None
-    if asr_endpoint and asr_model:
-        speech = LlmSettings(url=asr_endpoint, model=asr_model, api_key_env=llm_key_env)
-    if bool(ocr_endpoint) != bool(ocr_model):
-        raise click.UsageError("--ocr-endpoint and --ocr-model go together: give both or neither.")
+    # the model servers some digesters call: each a URL and a model, given together
+    llm = _endpoint(llm_url, llm_model, llm_key_env, ("--llm-url", "--llm-model"))
+    vision = _endpoint(ocr_endpoint, ocr_model, llm_key_env, ("--ocr-endpoint", "--ocr-model"))
+    speech = _endpoint(asr_endpoint, asr_model, llm_key_env, ("--asr-endpoint", "--asr-model"))
+
     try:
         schedule = Schedule.parse(run_window)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--run-window") from exc
-    llm = LlmSettings(url=llm_url, model=llm_model, api_key_env=llm_key_env) if llm_url else None
-    vision = None
-    if ocr_endpoint and ocr_model:
-        vision = LlmSettings(url=ocr_endpoint, model=ocr_model, api_key_env=llm_key_env)
+
+    # the worker's settings: the chain's, the digester child's limits, the queue's
     return WorkerSettings(
         lease_seconds=lease_seconds,
         max_attempts=max_attempts,

@@ -231,6 +231,8 @@ class Ingestor:
         found: list[tuple[Source, Candidate]] = []
         # per source listed completely, the paths it has that could not be taken
         unreadable: dict[str, set[str]] = {}
+
+        # list what every source offers
         for source in source_list:
             skipped: set[str] = set()
             try:
@@ -244,6 +246,8 @@ class Ingestor:
                 failures.append(FileError(path=source.name, reason=str(exc)))
             else:
                 unreadable[source.name] = skipped
+
+        # upload and queue what the bucket lacks, recording where each file came from
         known = KnownObjects(self.store, len(found))
         self._previous = {
             name: {p.path: p.digest for p in manifest.paths}
@@ -264,6 +268,8 @@ class Ingestor:
             files.append(IngestedFile(source.name, candidate.relative, digest, state, queued))
             if self.on_file is not None:
                 self.on_file(files[-1])
+
+        # record what each source holds now, and the run
         run_id = keys.new_run_id(self.store.now())
         removed: list[RemovedPath] = []
         for name, skipped in unreadable.items():

@@ -132,6 +132,8 @@ def run_local(
         # results reach the caller through on_result; workers only log errors
         log_setup=replace(LogSetup.current(), level=max(logging.getLogger().level, logging.ERROR)),
     )
+
+    # start the workers, then ingest while they take what is queued
     processes = launch()
     try:
         report = ingest_sources(store, sources, ingest)
@@ -143,6 +145,8 @@ def run_local(
         raise
     finally:
         ingested.set()
+
+    # wait until every document ingested is done or failed, starting workers again while
     on_ingested(report)
     names = {f.digest: f.path for f in report.files}
     outcome = RunOutcome()
@@ -158,6 +162,7 @@ def run_local(
         processes = launch()
         _drain(processes, results, outcome, on_result)
         _settle(store, pending, outcome, names)
+
     # what the workers' duty has not indexed yet becomes searchable now; the documents are
     # done whatever happens to the index, so a failure here is reported, not raised
     try:

@@ -68,6 +68,8 @@ def rows_from_result(
         tags = [t["keyword"] for t in result.json(TAGS, [])]
         summary = result.text(SUMMARY).strip()
         vectors = _vectors(result, chunks)
+
+    # what every row of the document shares: where it came from, its title, type and tags
     names = sorted({o.path for o in origins}) or list(info.get("names", []))
     sources = sorted({o.source for o in origins})
     locations = "".join(f"{o.source}\t{o.path}\n" for o in origins) or "".join(
@@ -86,6 +88,8 @@ def rows_from_result(
         "file_type": [file_type] * count,
         "tags": [tags] * count,
     }
+
+    # a row per chunk
     columns = {
         **shared,
         "text": texts,
@@ -95,6 +99,8 @@ def rows_from_result(
         "part": [int(c["part"]) for c in chunks],
         "headings": [list(c.get("headings", [])) for c in chunks],
     }
+
+    # and the document's own row: its words, and the mean of its chunks' vectors
     text = "\n".join([title, *names, ", ".join(tags), summary])
     if count:
         mean = vectors.mean(axis=0)
