@@ -211,6 +211,8 @@ class SiteCrawl:
             self.journal.record([error])
             self._count(errors=1)
             return FileError(path=url, reason=str(exc))
+
+        # the page's bytes into the store (unless unchanged), and its record
         digest = record.digest if unchanged else hashlib.sha256(page.body).hexdigest()
         if not unchanged:
             self.store.put_if_absent(keys.raw_key(digest, ext), page.body)
@@ -231,6 +233,8 @@ class SiteCrawl:
             last_modified=page.last_modified,
             error="",
         )
+
+        # the site's pages it links to, into the frontier
         found = []
         if file_type(ext).kind is FileKind.WEB:
             for link in page_links(page.body, page.final_url):

@@ -36,6 +36,8 @@ def update_manifest(
     for path in unreadable:
         if path in before and path not in held:
             held[path] = before[path]
+
+    # paths gone since last time, and paths whose file changed (older revisions)
     gone = tuple(
         RemovedPath(path, digest, run_id, now)
         for path, digest in sorted(before.items())
@@ -50,6 +52,7 @@ def update_manifest(
     older = tuple(
         r for r in (previous.superseded if previous else ()) if held.get(r.path) != r.digest
     )
+
     manifest = SourceManifest(
         source=source,
         run_id=run_id,

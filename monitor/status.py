@@ -116,6 +116,8 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
     now = store.now()
     counts = dict.fromkeys(DocState, 0)
     failed = []
+
+    # counts: a listing per queue folder, and the results' times
     for state in QueueState:
         for digest, info in queue.markers(store, state):
             counts[DocState.of(state)] += 1
@@ -128,6 +130,8 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
         done_per_minute=per_minute,
         as_of=now,
     )
+
+    # the latest failures, ingest runs and waiting workers; what is damaged
     for _, digest in sorted(failed, reverse=True)[:failures]:
         try:
             failure = queue.read_failure(store, digest)
@@ -144,6 +148,7 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
                     failed_at=failure.failed_at.isoformat(),
                 )
             )
+
     run_keys = sorted(
         (
             info.key
@@ -157,6 +162,7 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             status.runs.append(IngestRun.from_json(store.get(key).data))
         except (NotFound, CorruptRecord) as exc:
             status.damaged.setdefault(key, str(exc))
+
     status.waiting = _waiting_workers(store)
     status.damaged.update(damaged_objects(store))
     status.damaged.update(_unindexed(store))

@@ -80,6 +80,8 @@ def _requeue_claim(
     except CorruptRecord as exc:
         _replace_damaged_claim(store, digest, info, marker.etag, settings, report, exc)
         return
+
+    # an expired claim: a hold is dropped, a finished job's claim removed, else the attempt ends
     now = store.now()
     if not lease_expired(claim, info, now, settings.stale_after):
         return
@@ -91,6 +93,7 @@ def _requeue_claim(
     if _finalize_if_done(store, digest):
         report.finalized.append(digest)
         return
+
     end = queue.AttemptEnd(
         outcome=AttemptOutcome.LEASE_EXPIRED,
         error=f"lease expired on attempt {claim.ticket.attempt} of {settings.max_attempts}: "

@@ -169,6 +169,8 @@ def catch_up(
     (False: stop, the lease is lost)."""
     started = time.perf_counter()
     report = IndexReport()
+
+    # what to do: the results against the rows (hash and zip ETag)
     done = {keys.parse_out_key(i.key): i for i in store.list(keys.OUT_PREFIX)}
     indexed = _indexed(index)
     fresh = not indexed and index.chunks.count_rows() == 0
@@ -178,6 +180,8 @@ def catch_up(
     parts = [
         todo[start : start + BATCH_DOCUMENTS] for start in range(0, len(todo), BATCH_DOCUMENTS)
     ]
+
+    # read results a batch ahead, commit each batch while the next is read
     with (
         tempfile.TemporaryDirectory(prefix="bucketdigest-index-") as scratch,
         ThreadPoolExecutor(1) as committer,
@@ -207,6 +211,7 @@ def catch_up(
             committing = committer.submit(_commit, index, batch, fresh=fresh)
         if committing is not None:
             committing.result()
+
     report.maintenance = index.maintain()
     report.seconds = time.perf_counter() - started
     return report

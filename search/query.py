@@ -232,6 +232,8 @@ class Searcher:
         table = self.chunks if chunks else self.documents
         if table.count_rows() == 0:
             return []
+
+        # rank: more candidates than shown when rows are checked exactly afterwards
         exact = bool(request.source or request.path)
         fetch = min(MAX_LIMIT, request.limit * OVERFETCH) if exact else request.limit
         if request.mode is Mode.HYBRID:
@@ -240,6 +242,8 @@ class Searcher:
             ranked = self._ranked(table, request, fetch)
         except ValueError as exc:
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
+
+        # the hits, read from the rows ranked
         shown = ranked if exact else ranked[: request.limit]
         columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
         rows = table.take([offset for offset, _ in shown], columns=columns).to_pylist()

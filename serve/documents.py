@@ -10,7 +10,7 @@ from typing import Any
 from bucketdigest.monitor.catalog import document_hash, sources_of
 from bucketdigest.serve.results import NoSuchMember, ResultCache
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.errors import BucketdigestError, DamagedResult
+from bucketdigest.shared.errors import BucketdigestError, CorruptRecord, DamagedResult
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, SourceRecord
 from bucketdigest.shared.result import (
@@ -114,7 +114,12 @@ def read_document(cache: ResultCache, digest: str) -> DocumentView:
     state = queue.state_of(store, digest)
     if state is None:
         raise UnknownDocument(f"{digest}: no such document")
-    failure = queue.read_failure(store, digest) if state is DocState.FAILED else None
+    try:
+        failure = queue.read_failure(store, digest) if state is DocState.FAILED else None
+    except CorruptRecord:  # its dead letter is damaged: the state alone is known
+        failure = None
+
+    # a done document: what its result says of it
     info: dict[str, Any] = {}
     outputs: tuple[OutputRecord, ...] = failure.outputs if failure else ()
     tags: tuple[str, ...] = ()

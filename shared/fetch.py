@@ -133,6 +133,8 @@ def fetch(
     robots = robots or Robots(settings)
     if settings.respect_robots and not robots.allows(url):
         raise PermanentDigestError(f"robots.txt of {urlparse(url).netloc} disallows {url}")
+
+    # a conditional GET when a copy is known, read up to the size limit
     headers = {"User-Agent": settings.user_agent}
     if etag:
         headers["If-None-Match"] = etag

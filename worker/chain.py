@@ -111,6 +111,8 @@ def run_chain(
         mine = [records[o] for o in digester.outputs]
         if not any(runnable(r, plan.max_attempts) for r in mine):
             continue
+
+        # its outputs in progress; what others completed is not its to write
         before = {r.output: r for r in mine}
         started = {r.output: start(r, digester.version, now(), plan.max_attempts) for r in mine}
         records.update(started)
@@ -120,6 +122,8 @@ def run_chain(
             if record.status is OutputStatus.COMPLETED and record.output not in started
             for name in record.artifacts
         }
+
+        # run it in a scratch folder of its own; a failure fails its outputs alone
         missing = _missing_need(digester, records, producers)
         try:
             if missing:
@@ -139,6 +143,8 @@ def run_chain(
                 records[output] = fail(records[output], message, retryable, now())
             log.info("%s failed on %s: %s", digester.name, ctx.digest[:12], message)
             continue
+
+        # completed: its files into the tree, what depends on a changed output reset, saved
         files: dict[str, bytes] = {}
         changed = False
         for output, result in produced.items():

@@ -99,6 +99,8 @@ class Progress:
             if (found := keys.parse_work_checkpoint_key(key)) is not None
         )
         self._next = checkpoints[-1][0] + 1 if checkpoints else 1
+
+        # the records to start from: a reprocess request, else the existing result's, with its files
         found = self._request() if keys.work_request_key(self.digest) in self._known else None
         if found is None and previous is not None:
             found = read_records(previous)
@@ -110,6 +112,8 @@ class Progress:
                 for name in r.artifacts
             }
             _extract(previous, tree, wanted)
+
+        # then every checkpoint in order, each newer than the last
         with tempfile.TemporaryDirectory(prefix="bucketdigest-work-") as scratch:
             for _, key in checkpoints:
                 bundle = Path(scratch) / "checkpoint.zip"
@@ -121,6 +125,8 @@ class Progress:
                     continue
                 _extract(bundle, tree)
                 found = latest or found
+
+        # what is recorded completed but has lost its files runs again; the rest is dropped
         if found is None:
             return {}
         records = found.by_output()

@@ -45,6 +45,8 @@ def fail(
         retryable=_may_retry(exc),
         outputs=chain.records.outputs if chain is not None else (),
     )
+
+    # back in line with the outputs done so far saved, or dead-lettered: one transition, fenced
     retry = not end.is_last(ticket.attempt, ctx.retry)
     abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
     if retry and chain is not None and not fenced(lease, lambda: progress.save(chain.records)):
@@ -55,6 +57,7 @@ def fail(
         return abandoned
     if not retry:
         progress.clear()
+
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",
         name,

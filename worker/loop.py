@@ -221,6 +221,8 @@ class Worker:
                 return f"reached --max-jobs {self.settings.max_jobs}"
             if not self._wait_for_window():
                 return "stop requested"
+
+            # claim the next job, or wait, or leave when idle
             self._run_monitor_duty()
             try:
                 found = claimer.next()
@@ -236,6 +238,8 @@ class Worker:
                     continue
                 self.stop_requested.wait(self.settings.idle_sleep if leaving else 0.2)
                 continue
+
+            # run it to its end
             jobs += 1
             job = found.job
             self.metrics.job_claimed()
@@ -258,6 +262,7 @@ class Worker:
                     result.seconds,
                     f": {result.error.splitlines()[0]}" if result.error else "",
                 )
+
             summary.outcomes[result.outcome.value] += 1
             summary.pages += result.pages
             if self.on_result is not None:

@@ -254,6 +254,8 @@ class Sandbox:
         base = self.limits.timeout if timeout is None else timeout
         limit = base + self.limits.per_page * pages
         deadline = time.monotonic() + limit
+
+        # wait for the answer, watching for an interrupt, a dead child and the deadline
         try:
             while not conn.poll(_POLL_SECONDS):
                 if reason := interrupt():
@@ -271,6 +273,8 @@ class Sandbox:
             reason = self._crash_reason(process)
             self._stop(graceful=False)
             raise ChildDied(reason) from exc
+
+        # the answer: a value, or an error; after an unexpected one the child is replaced
         kind, *rest = answer
         if kind is Answer.RESULT:
             return rest[0]

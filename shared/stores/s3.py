@@ -71,6 +71,8 @@ class S3Store:
         self.role = role
         """The role this process runs as, named in access-denied errors."""
         self.supports_conditional_delete = True
+
+        # one client, whose own retries are off: tenacity retries, by the policy below
         self.client = client or boto3.client(
             "s3",
             endpoint_url=endpoint_url,
@@ -82,8 +84,11 @@ class S3Store:
                 s3={"addressing_style": "path" if path_style else "auto"},
             ),
         )
+
+        # the store's clock, read from the Date of every answer
         self._clock_offset = timedelta(0)
         self.client.meta.events.register("after-call.s3", self._note_server_date)
+
         self._retry_policy = dict(
             retry=retry_if_exception_type(TransientStoreError),
             wait=wait_random_exponential(multiplier=0.1, max=5),

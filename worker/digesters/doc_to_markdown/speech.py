@@ -216,6 +216,8 @@ def transcribe(
     pages: list[list[str]] = [[] for _ in kept]
     seconds = len(kept) * PAGE_SECONDS
     spoken = any(len(page.split("\n\n")) > 1 for page in kept)
+
+    # a page per PAGE_SECONDS of sound, each kept as soon as it is complete
     for start, pcm in sound_segments(source, start=len(kept) * PAGE_SECONDS):
         number = int(start // PAGE_SECONDS)
         while len(pages) <= number:
@@ -227,6 +229,8 @@ def transcribe(
         if text:
             pages[number].append(f"{stamp(start)} {text}")
             spoken = True
+
+    # what to record of it
     problems = []
     if not spoken:
         problems.append("no speech was recognised (silence, music, or another language)")
