@@ -34,8 +34,8 @@ from bucketdigest.search.indexer import IndexReport
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IngestRun
+from bucketdigest.worker.job import JobResult, Outcome
 from bucketdigest.worker.loop import WorkerSummary
-from bucketdigest.worker.outcome import JobResult, Outcome
 
 
 def ingest_json(report: IngestReport) -> dict[str, Any]:

@@ -30,8 +30,8 @@ from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.job import JobResult
 from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
-from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 
 log = logging.getLogger(__name__)

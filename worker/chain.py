@@ -35,7 +35,7 @@ RESERVED_MEMBERS = frozenset({DOCUMENT, INFO, DIGESTS})
 
 
 class ChainHooks(Protocol):
-    """What the chain asks of whoever runs it (a job: :mod:`bucketdigest.worker.job_hooks`)."""
+    """What the chain asks of whoever runs it (a job: :class:`bucketdigest.worker.job.JobHooks`)."""
 
     def execute(self, digester: Digester, ctx: DigestContext) -> dict[str, Produced]:
         """Run ``digester``; raises Interrupted to stop the chain."""

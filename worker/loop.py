@@ -25,10 +25,8 @@ from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.claim import Claimer
 from bucketdigest.worker.digester import DigestSettings
 from bucketdigest.worker.digesters import preloads
-from bucketdigest.worker.job import run_job
-from bucketdigest.worker.job_context import JobContext
+from bucketdigest.worker.job import JobContext, JobResult, run_job
 from bucketdigest.worker.metrics import WorkerMetrics
-from bucketdigest.worker.outcome import JobResult
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from bucketdigest.shared.stores.counting import CountingStore
-from bucketdigest.worker.outcome import JobResult, Outcome
+from bucketdigest.worker.job import JobResult, Outcome
 
 DIGESTER_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 

@@ -23,7 +23,7 @@ from common import table
 from corpus import fetch
 
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.pagetext import word_counts, word_recall
 

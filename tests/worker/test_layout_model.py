@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from bucketdigest.worker.digesters.doc_to_markdown import layout_model
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
 ROWS = [("Weapon", "Damage", "Cost"), ("Halberd", "d10", "10 gp"), ("Crossbow", "d8", "25 gp")]

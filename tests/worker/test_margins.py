@@ -9,7 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.pagetext import plain_text

@@ -10,7 +10,7 @@ import pymupdf
 import pytest
 
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
 RULES = """<h1>Grappling Rules</h1>

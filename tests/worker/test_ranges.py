@@ -17,7 +17,7 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker
 from bucketdigest.worker.pagetext import without_surrogates

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pymupdf
 
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, word_share
 from bucketdigest.worker.pagetext import plain_text

@@ -11,7 +11,7 @@ import pymupdf
 import pytest
 from pymupdf.layout import pymupdf_util_base
 
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
 SENTENCE = "The ferry leaves the north quay at dawn and returns before the tide turns"

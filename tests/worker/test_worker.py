@@ -26,12 +26,10 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.claim import claim_next
 from bucketdigest.worker.digester import DigestSettings
-from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.job import run_job
-from bucketdigest.worker.job_context import JobContext
+from bucketdigest.worker.job import JobContext, Outcome, run_job
 from bucketdigest.worker.loop import Worker, WorkerSettings
-from bucketdigest.worker.outcome import Outcome
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 from tests.worker.damaged import raw_pdf
 

@@ -35,13 +35,13 @@ class DocToMarkdown(Digester):
     version = "1"
     outputs = ("markdown",)
     kinds = frozenset(FileKind)
-    preload = ("bucketdigest.worker.digesters.doc_to_markdown.engine",)
+    preload = ("bucketdigest.worker.digesters.doc_to_markdown.converter",)
 
     def size(self, source: Path, file: FileType) -> int:
         """A document's pages; a recording's ten-second stretches (recognition runs at about a
         third of real time); 1 for anything else."""
         if file.kind is FileKind.DOCUMENT:
-            from bucketdigest.worker.digesters.doc_to_markdown.engine import page_count
+            from bucketdigest.worker.digesters.doc_to_markdown.converter import page_count
 
             return page_count(source, file.ext)
         if file.kind in (FileKind.AUDIO, FileKind.VIDEO):
@@ -154,7 +154,7 @@ class DocToMarkdown(Digester):
         return Produced({page_member(1): page.encode(), image: ctx.source.read_bytes()}, content)
 
     def _document(self, ctx: DigestContext) -> Produced:
-        from bucketdigest.worker.digesters.doc_to_markdown.engine import convert
+        from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
         from bucketdigest.worker.digesters.doc_to_markdown.keep import page_keeper
 
         predecessor = open_predecessor(ctx.predecessor)

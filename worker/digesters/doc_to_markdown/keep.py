@@ -7,7 +7,6 @@ kept Markdown goes back to the form the converter gives (headers as font sizes, 
 from __future__ import annotations
 
 from bucketdigest.shared.result import IMAGES_DIR, page_member
-from bucketdigest.worker.digesters.doc_to_markdown.engines import LAYOUT
 from bucketdigest.worker.digesters.doc_to_markdown.headers import encode_headers
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     CONVERTER,
@@ -16,6 +15,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
     PageKeeper,
     converter_version,
 )
+from bucketdigest.worker.digesters.doc_to_markdown.page_engines import LAYOUT
 from bucketdigest.worker.digesters.doc_to_markdown.running import with_running
 from bucketdigest.worker.pagetext import image_links
 from bucketdigest.worker.predecessor import Predecessor

@@ -1,5 +1,5 @@
 """What the converter is asked for and what it returns. The conversion itself, which loads
-PyMuPDF, lives in ``engine.py`` beside this module and runs only in the digester process.
+PyMuPDF, lives in ``converter.py`` beside this module and runs only in the digester process.
 
 Two engines ship with PyMuPDF 2.x: "layout" (an ONNX layout model: reflowed paragraphs,
 robust tables, OCR-capable) and "legacy" (about 2.3x faster, hard line breaks). We default to

@@ -17,14 +17,6 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
-from bucketdigest.worker.digesters.doc_to_markdown.engines import (
-    GARBAGE,
-    SCAN,
-    VERTICAL,
-    engine_mark,
-    engines_of,
-    pages_markdown,
-)
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
 from bucketdigest.worker.digesters.doc_to_markdown.layout_model import layout_model
@@ -35,6 +27,14 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
     KeptPage,
     PageKeeper,
     converter_version,
+)
+from bucketdigest.worker.digesters.doc_to_markdown.page_engines import (
+    GARBAGE,
+    SCAN,
+    VERTICAL,
+    engine_mark,
+    engines_of,
+    pages_markdown,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     IMAGES,
