@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from bucketdigest.search.cache import IndexCacheSettings
     from bucketdigest.search.hit import Hit
     from bucketdigest.search.indexer import IndexReport
-    from bucketdigest.search.query import Level, Mode, SearchRequest
+    from bucketdigest.search.request import Level, Mode, SearchRequest
     from bucketdigest.shared.config import StoreSettings
     from bucketdigest.shared.errors import (
         BucketdigestError,
@@ -65,9 +65,9 @@ _EXPORTS = {
     "WorkerSummary": "bucketdigest.worker.loop",
     "IndexCacheSettings": "bucketdigest.search.cache",
     "IndexReport": "bucketdigest.search.indexer",
-    "SearchRequest": "bucketdigest.search.query",
-    "Level": "bucketdigest.search.query",
-    "Mode": "bucketdigest.search.query",
+    "SearchRequest": "bucketdigest.search.request",
+    "Level": "bucketdigest.search.request",
+    "Mode": "bucketdigest.search.request",
     "Hit": "bucketdigest.search.hit",
     "Status": "bucketdigest.monitor.status",
     "DocState": "bucketdigest.shared.queue",

@@ -14,7 +14,7 @@ from bucketdigest.cli.options import index_cache_options, store_options
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Level, Mode, SearchRequest
+from bucketdigest.search.request import Level, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import InvalidQuery
 

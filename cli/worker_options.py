@@ -7,7 +7,7 @@ import click
 
 from bucketdigest.cli.options import max_attempts_option, option_group
 from bucketdigest.shared.windows import Schedule
-from bucketdigest.worker.digester import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
     LAYOUT_FEATURES,
     MODES,

@@ -51,7 +51,8 @@ from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import IndexReport, index_bucket
 from bucketdigest.search.location import IndexLocation, index_location
-from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Level, Mode, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import DamagedResult, SourceError

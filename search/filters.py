@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bucketdigest.search.request import SearchRequest
 from bucketdigest.search.tables import sql_quoted
-
-if TYPE_CHECKING:
-    from bucketdigest.search.query import SearchRequest
 
 
 def _literal(glob: str) -> str:

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import TERMS
+from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
@@ -29,56 +28,8 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import InvalidQuery
 
-MAX_QUERY_CHARS = 1000
-MAX_LIMIT = 1000
 OVERFETCH = 10
 NPROBES = 20
-
-
-class Mode(StrEnum):
-    HYBRID = "hybrid"
-    KEYWORD = "keyword"
-    SEMANTIC = "semantic"
-
-
-class Level(StrEnum):
-    CHUNKS = "chunks"
-    DOCUMENTS = "documents"
-
-
-@dataclass(frozen=True)
-class SearchRequest:
-    """A query and its options."""
-
-    query: str
-    level: Level = Level.CHUNKS
-    mode: Mode = Mode.HYBRID
-    limit: int = 10
-    source: str | None = None
-    """Only documents ingested from a source whose URL or path contains this text."""
-    path: str | None = None
-    """Only documents ingested under a path matching this glob (``*`` also matches ``/``)."""
-    file_type: str | None = None
-    tag: str | None = None
-
-    def validated(self) -> SearchRequest:
-        query = " ".join(self.query.split())
-        if not query:
-            raise InvalidQuery("the query is empty: say what to look for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidQuery(f"the query is {len(query)} characters; at most {MAX_QUERY_CHARS}")
-        if not 1 <= self.limit <= MAX_LIMIT:
-            raise InvalidQuery(f"the limit must be between 1 and {MAX_LIMIT}, not {self.limit}")
-        return SearchRequest(
-            query,
-            Level(self.level),
-            Mode(self.mode),
-            self.limit,
-            self.source,
-            self.path,
-            self.file_type.lower().lstrip(".") if self.file_type else None,
-            self.tag,
-        )
 
 
 KNOWN_WORD_CHARS = 4

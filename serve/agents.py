@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from bucketdigest.runner.listing import find_digest, list_files
 from bucketdigest.search.cache import IndexCacheSettings
-from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.search.request import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve import privacy
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.serve.documents import checked_hash, read_page

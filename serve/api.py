@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
-from bucketdigest.search.query import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.search.request import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import DocumentView, checked_hash, read_page
 from bucketdigest.serve.html import files_url, served_markdown

@@ -16,7 +16,8 @@ from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import SearchRequest
 from bucketdigest.serve import privacy
 from bucketdigest.serve.documents import (
     DocumentView,

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from bucketdigest.monitor.status import describe_time_left
-from bucketdigest.search.query import MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.search.request import MAX_QUERY_CHARS, Level, Mode, SearchRequest
 from bucketdigest.serve.api import BackendDep
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import read_pages

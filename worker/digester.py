@@ -18,46 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from bucketdigest.shared.filetypes import FileKind, FileType
 
 if TYPE_CHECKING:
-    from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-
-
-def _default_converter() -> ConverterOptions:
-    # Imported here: the digesters package imports this module, so this module cannot
-    # import it back while it loads.
-    from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-
-    return ConverterOptions()
-
-
-@dataclass(frozen=True)
-class LlmSettings:
-    """An OpenAI-compatible chat endpoint for summaries; the API key is read from the
-    environment variable ``api_key_env`` at call time, never stored in settings or records."""
-
-    url: str
-    model: str
-    api_key_env: str = "BUCKETDIGEST_LLM_API_KEY"
-    timeout: float = 120.0
-    attempts: int = 3
-    max_input_chars: int = 24_000
-
-
-@dataclass(frozen=True)
-class DigestSettings:
-    """How the digesters behave; chosen by whoever starts the worker."""
-
-    converter: ConverterOptions = field(default_factory=_default_converter)
-    ocr_language: str = "eng"
-    ocr_dpi: int = 300
-    thumbnail_pixels: int = 320
-    """The thumbnail's longer side."""
-    llm: LlmSettings | None = None
-    ocr_endpoint: LlmSettings | None = None
-    asr_endpoint: LlmSettings | None = None
-    """An OpenAI-compatible transcription server (``/v1/audio/transcriptions``, a Whisper
-    server) for speech; pocketsphinx when None, and for what it fails on."""
-    """A vision model that reads pages without a text layer instead of Tesseract (which
-    stays the fallback for a page the endpoint fails on)."""
+    from bucketdigest.worker.digest_settings import DigestSettings
 
 
 @dataclass(frozen=True)

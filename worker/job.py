@@ -53,7 +53,8 @@ from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
-from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
+from bucketdigest.worker.digest_settings import DigestSettings
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS, primary_digester
 from bucketdigest.worker.isolation import call_isolating_pages
 from bucketdigest.worker.lease import Lease

@@ -23,7 +23,7 @@ from tenacity import (
 )
 
 from bucketdigest.shared.errors import DigestError
-from bucketdigest.worker.digester import LlmSettings
+from bucketdigest.worker.digest_settings import LlmSettings
 
 SYSTEM_PROMPT = (
     "You summarise documents for a search catalogue. Write a faithful summary of at most 150 "

@@ -23,7 +23,7 @@ from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.claim import Claimer
-from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.job import JobContext, JobResult, run_job
 from bucketdigest.worker.metrics import WorkerMetrics

@@ -30,7 +30,8 @@ from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.rerun import repair_bucket
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS

@@ -17,7 +17,8 @@ from slow_proxy import slow_proxy
 from bucketdigest.search.cache import IndexCache
 from bucketdigest.search.index import SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 
 DELAY = 0.020

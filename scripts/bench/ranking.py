@@ -35,7 +35,8 @@ from common import CLI, table
 from corpus import fetch
 
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import CJK_RUN
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf

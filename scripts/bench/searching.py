@@ -25,7 +25,8 @@ from searching_results import indexing, quality
 
 from bucketdigest.search.index import SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
 

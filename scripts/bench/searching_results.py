@@ -21,7 +21,8 @@ from searching_data import (
 )
 
 from bucketdigest.search.indexer import IndexReport, index_bucket
-from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Level, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import shared_embedder
 from bucketdigest.shared.store import Store

@@ -13,7 +13,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 

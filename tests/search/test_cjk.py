@@ -11,7 +11,8 @@ import pymupdf
 import pytest
 
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet
 from bucketdigest.search.terms import CJK_RUN
 from bucketdigest.shared.config import StoreSettings

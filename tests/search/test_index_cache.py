@@ -11,7 +11,8 @@ from bucketdigest.search import cache as index_cache
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, manifest_version, open_cache
 from bucketdigest.search.index import CHUNKS, DOCUMENTS
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from tests.search.conftest import digest_folder, write_topics
 

@@ -22,7 +22,8 @@ from bucketdigest.search import generation, lease
 from bucketdigest.search.index import SearchIndex, unindexed_rows
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import IndexNotFound

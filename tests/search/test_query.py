@@ -15,7 +15,8 @@ from bucketdigest.search import query
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
-from bucketdigest.search.query import Level, Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Level, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import shared_embedder
 from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound, InvalidQuery

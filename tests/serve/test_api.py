@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import SearchRequest
+from bucketdigest.search.request import SearchRequest
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings

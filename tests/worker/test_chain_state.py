@@ -18,7 +18,8 @@ from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatu
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain
 from bucketdigest.worker.checkpoint import Progress
-from bucketdigest.worker.digester import DigestContext, Digester, DigestSettings, Produced
+from bucketdigest.worker.digest_settings import DigestSettings
+from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.digesters import CHAIN, RESETS, ChainError, validate_chain
 from bucketdigest.worker.output_state import TransitionError, plan, reset, start
 

@@ -23,7 +23,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.clocks import MovableClock

@@ -19,7 +19,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digester import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings

@@ -17,7 +17,8 @@ import pytest
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import file_type
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.digester import DigestContext, DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
+from bucketdigest.worker.digester import DigestContext
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.page_ocr import page_dpi

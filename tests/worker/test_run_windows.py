@@ -15,7 +15,7 @@ from bucketdigest.monitor.status import collect_status
 from bucketdigest.shared import keys
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.windows import Schedule
-from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 

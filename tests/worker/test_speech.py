@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.query import Mode, Searcher, SearchRequest
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
@@ -22,7 +23,7 @@ from bucketdigest.shared.records import Failure
 from bucketdigest.shared.result import ResultZip, page_member
 from bucketdigest.shared.spoken import speak, transcode
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digester import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.speech import SEGMENT_SECONDS, sound_segments
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.search.conftest import digest_folder

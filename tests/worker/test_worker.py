@@ -25,7 +25,7 @@ from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.claim import claim_next
-from bucketdigest.worker.digester import DigestSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.job import JobContext, Outcome, run_job
