@@ -130,9 +130,9 @@ def build_agent_server(backend: Backend) -> MCPServer:
         )
         return [
             {
-                "hash": hit.digest,
+                "digest": hit.digest,
                 "title": hit.title,
-                "paths": list(hit.names),
+                "names": list(hit.names),
                 "page": hit.page,
                 "headings": list(hit.headings),
                 "snippet": hit.snippet.text,
@@ -148,9 +148,9 @@ def build_agent_server(backend: Backend) -> MCPServer:
         view = backend.document(digest_of(document))
         data = view.to_dict()
         return {
-            "hash": view.digest,
+            "digest": view.digest,
             "title": view.title,
-            "paths": list(view.names),
+            "names": list(view.names),
             "state": data["state"],
             "pages": view.page_count,
             "tags": list(view.tags),
@@ -175,7 +175,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
         text = read_page(backend.cache, digest, page).text
         end = min(len(text), offset + max_chars)
         return {
-            "hash": digest,
+            "digest": digest,
             "page": page,
             "pages": view.page_count,
             "text": text[offset:end],
@@ -202,7 +202,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
                 {
                     "path": e.path,
                     "source": e.source if shown else privacy.public_source(e.source),
-                    "hash": e.digest,
+                    "digest": e.digest,
                     "state": e.state.value if e.state else "unknown",
                 }
                 for e in chosen

@@ -32,11 +32,12 @@ async def _session(client: Client, served: Served) -> None:
     tools = {tool.name for tool in (await client.list_tools()).tools}
     assert tools == TOOLS
     hits = _data(await client.call_tool("search", {"query": "boarding the enemy ship"}))
-    assert hits[0]["paths"] == ["naval/broadsides.md"]
+    assert hits[0]["names"] == ["naval/broadsides.md"]
+    assert {"digest", "names", "page", "headings", "score"} <= set(hits[0]), "the API's words"
     assert hits[0]["cite"].startswith("naval/broadsides.md")
     long_pdf = served.digests["rulebooks/long.pdf"]
     document = _data(await client.call_tool("get_document", {"document": "long.pdf"}))
-    assert document["hash"] == long_pdf and document["pages"] == 25 and document["tags"]
+    assert document["digest"] == long_pdf and document["pages"] == 25 and document["tags"]
     first = _data(
         await client.call_tool("get_page", {"document": long_pdf, "page": 3, "max_chars": 200})
     )
