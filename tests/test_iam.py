@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.policy import Role
 from bucketdigest.shared.stores.s3 import S3Store
+from tests.waiting import wait_until
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 BUCKET = "fleet"
@@ -44,17 +44,17 @@ def iam_endpoint() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
+
+    def answers() -> bool:
         try:
             urllib.request.urlopen(f"{endpoint}/moto-api/data.json", timeout=1)
-            break
         except urllib.error.HTTPError:
-            break  # it answers
+            return True  # it answers
         except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
+            return False
+        return True
+
+    wait_until(answers, "moto's server did not start", seconds=30, every=0.2)
     yield endpoint
     server.terminate()
     server.wait(timeout=10)

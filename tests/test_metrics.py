@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable
 from datetime import timedelta
@@ -24,6 +23,7 @@ from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim
 from bucketdigest.shared.samples import make_pdf
+from tests.waiting import wait_until
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -49,17 +49,14 @@ def _scrape(port: int) -> Samples:
 
 
 def _wait_for(port: int, holds: Callable[[Samples], bool], timeout: float = 120) -> Samples:
-    deadline = time.monotonic() + timeout
-    seen: Samples = {}
-    while time.monotonic() < deadline:
+    def held() -> Samples:
         try:
             seen = _scrape(port)
         except OSError:
-            seen = {}
-        if seen and holds(seen):
-            return seen
-        time.sleep(0.3)
-    raise AssertionError(f"metrics never got there; last scrape: {seen}")
+            return {}
+        return seen if seen and holds(seen) else {}
+
+    return wait_until(held, "the metrics never got there", seconds=timeout, every=0.3)
 
 
 def _steal(store_settings: StoreSettings, digest: str) -> None:

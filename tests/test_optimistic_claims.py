@@ -8,13 +8,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import uuid
 import zipfile
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import boto3
 import pytest
@@ -28,8 +25,8 @@ from bucketdigest.shared.records import Claim, DigestRecords, OutputStatus
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from tests.faultproxy import FaultProxy
+from tests.waiting import wait_until
 
-T = TypeVar("T")
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 DOCUMENTS = 16
 OPTIMISTIC = ["--claims", "optimistic", "--claim-settle", "0.3"]
@@ -58,14 +55,6 @@ def _done_lines(log: str) -> list[str]:
         if "): done," in str(entry.get("message", "")):
             done.append(entry["digest"])
     return done
-
-
-def _wait_for(found: Callable[[], T | None], never: str, seconds: float = 300) -> T:
-    deadline = time.monotonic() + seconds
-    while (value := found()) is None:
-        assert time.monotonic() < deadline, never
-        time.sleep(0.1)
-    return value
 
 
 def _held_by(store: Store, pid: int) -> str | None:
@@ -119,14 +108,14 @@ def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
             for _ in range(4)
         ]
         store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
-        held = _wait_for(lambda: _held_by(store, workers[0].pid), "worker 0 never held a job")
+        held = wait_until(lambda: _held_by(store, workers[0].pid), "worker 0 never held a job", 300)
         workers[0].send_signal(signal.SIGKILL)
         logs = []
         for worker in workers:
             _, errors = worker.communicate(timeout=600)
             logs.append(errors)
         # a last worker takes the killed worker's job over once its claim is over
-        _wait_for(lambda: _claim_over(store, held), "the killed worker's claim never ended")
+        wait_until(lambda: _claim_over(store, held), "the killed worker's claim never ended", 300)
         last = subprocess.run(
             [*CLI, *WORK, *target, *OPTIMISTIC], capture_output=True, text=True, timeout=600
         )

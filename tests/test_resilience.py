@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.monitor.sweep import lease_expired
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
@@ -26,6 +28,7 @@ from bucketdigest.shared.records import Claim, Ticket
 from bucketdigest.shared.samples import make_pdf, make_samples
 from bucketdigest.shared.store import Store
 from tests.faultproxy import FaultProxy
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -48,12 +51,15 @@ def _work(bucket: str, endpoint: str | None, *options: str) -> subprocess.Popen[
     return subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
-def _wait_for(condition, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.1)
+def _wait_for(condition: Callable[[], object], timeout: float = 60.0) -> None:
+    wait_until(condition, "timed out waiting", seconds=timeout, every=0.1)
+
+
+def _claim_expired(store: Store, key: str) -> bool:
+    """Whether the claim at ``key`` has expired, judged as the monitor judges it."""
+    info = store.head(key)
+    claim = Claim.from_json(store.get(key).data)
+    return info is not None and lease_expired(claim, info, store.now(), 7200)
 
 
 def _ingest(store: Store, folder: Path) -> dict[str, Path]:
@@ -151,7 +157,7 @@ def test_a_paused_zombie_abandons_its_job_and_touches_nothing_of_the_new_owner(
     zombie_id = Claim.from_json(store.get(processing).data).worker_id
     zombie.send_signal(signal.SIGSTOP)
     try:
-        time.sleep(3)
+        _wait_for(lambda: _claim_expired(store, processing))  # on the store's clock
         monitor = subprocess.run(
             [*CLI, "monitor", "--once", "--bucket", moto_bucket, "--endpoint-url", moto_endpoint],
             capture_output=True,

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from datetime import timedelta
@@ -31,6 +30,7 @@ from bucketdigest.shared.result import page_member
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.ingestor.site_server import GeneratedSite, serve_site
+from tests.waiting import wait_until
 
 STORED = {
     "",
@@ -161,9 +161,7 @@ def test_a_crawl_killed_midway_resumes_without_fetching_again(
     ]  # fmt: skip
     crawler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while site.hits["/docs/hang.html"] == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: site.hits["/docs/hang.html"], "the crawler never asked for the page")
         assert site.hits["/docs/hang.html"] == 1
     finally:
         os.kill(crawler.pid, signal.SIGKILL)

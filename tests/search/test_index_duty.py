@@ -17,6 +17,7 @@ from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
+from tests.waiting import wait_until
 
 LEAVING_BEHIND_ANOTHER_INDEXER = """
 import os, sys
@@ -37,6 +38,18 @@ def _children(pid: int) -> list[int]:
         return [int(n) for n in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except FileNotFoundError:
         return []
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _settled(pid: int) -> bool:
+    """Whether the process has done starting: it used no CPU over half a second."""
+    before = _cpu_ticks(pid)
+    time.sleep(0.5)
+    return _cpu_ticks(pid) == before
 
 
 def _alive(pid: int) -> bool:
@@ -61,18 +74,15 @@ def test_a_killed_workers_indexer_exits_with_it(tmp_path: Path) -> None:
     )
     assert worker.stdout is not None
     pid = int(worker.stdout.readline())
-    deadline = time.monotonic() + 60
-    while not (children := _children(pid)):
-        assert time.monotonic() < deadline and worker.poll() is None
-        time.sleep(0.1)
-    time.sleep(3)  # the indexer is up and waiting for the lease
+    children = wait_until(lambda: _children(pid), "the worker started no indexer")
+    # the indexer is up and waiting for the lease once its CPU time stops growing
+    wait_until(lambda: all(_settled(child) for child in children), "the indexer never settled")
     assert worker.poll() is None and all(_alive(child) for child in children)
     worker.send_signal(signal.SIGKILL)
     _, errors = worker.communicate(timeout=20)  # stderr ends only when every writer has gone
-    deadline = time.monotonic() + 5
-    while any(_alive(child) for child in children) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not any(_alive(child) for child in children)
+    wait_until(
+        lambda: not any(_alive(child) for child in children), "the indexer outlived its worker", 5
+    )
     assert "Traceback" not in errors
 
 
@@ -109,7 +119,6 @@ def test_the_worker_makes_room_before_its_indexer_starts_and_only_when_one_start
     duty(store, make_room=make_room)
     assert children_at_call == []  # another indexer at work: the worker keeps its child
     lease.release(store, held, "indexed")
-    time.sleep(0.01)
     IndexDuty(StoreSettings(bucket=str(tmp_path)), every=0)(store, make_room=make_room)
     assert children_at_call == [0]  # called once, before the indexer process started
     assert "index: 0 added" in store.get(keys.INDEX_WRITER_KEY).data.decode()

@@ -34,6 +34,7 @@ from tests.clocks import MovableClock
 from tests.documents import scanned_pdf
 from tests.faultproxy import FaultProxy
 from tests.search.conftest import TOPICS, digest_folder, write_topics
+from tests.waiting import wait_until
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -235,10 +236,11 @@ def test_a_killed_indexer_leaves_a_usable_index_and_the_next_one_finishes(
         except IndexNotFound:
             return 0
 
-    deadline = time.monotonic() + 120
-    while indexed() < 2:
-        assert time.monotonic() < deadline and child.poll() is None
-        time.sleep(0.1)
+    def two_committed() -> bool:
+        assert child.poll() is None, "the indexer ended before it could be killed"
+        return indexed() >= 2
+
+    wait_until(two_committed, "the indexer committed fewer than two batches", seconds=120)
     child.send_signal(signal.SIGKILL)
     child.wait()
     partial = indexed()

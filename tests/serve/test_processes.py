@@ -6,13 +6,13 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 
 from tests.serve.conftest import Served
+from tests.waiting import wait_until
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -39,16 +39,15 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+
+        def up() -> bool:
             assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.3)
+            try:
+                return httpx.get(f"{url}/api/healthz").status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(up, "the server did not start", every=0.3)
         # uvicorn's supervisor has started two worker processes
         workers = [c for c in _children(server.pid) if "spawn_main" in _cmdline(c)]
         assert len(workers) >= 2, workers

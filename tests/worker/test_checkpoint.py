@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.clocks import MovableClock
+from tests.waiting import wait_until
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 
@@ -57,11 +57,12 @@ def kill_worker_when(bucket: Path, ready: Callable[[], bool], never: str) -> Non
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 300
-        while not ready():
-            assert time.monotonic() < deadline, never
+
+        def due() -> bool:
             assert worker.poll() is None, "the worker exited"
-            time.sleep(0.02)
+            return ready()
+
+        wait_until(due, never, seconds=300, every=0.02)
         worker.send_signal(signal.SIGKILL)
     finally:
         worker.kill()

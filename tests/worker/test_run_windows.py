@@ -18,6 +18,7 @@ from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.waiting import wait_until
 
 NIGHT = Schedule.parse(["22:00Z-06:00Z"])
 SETTINGS = WorkerSettings(
@@ -38,13 +39,6 @@ class Clock:
         return self.now
 
 
-def _wait_for(condition: object, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_outside_its_window_a_worker_waits_and_says_so_then_works_inside_it(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
@@ -55,7 +49,7 @@ def test_outside_its_window_a_worker_waits_and_says_so_then_works_inside_it(
     outcome: dict[str, object] = {}
     thread = threading.Thread(target=lambda: outcome.update(summary=worker.run()))
     thread.start()
-    _wait_for(lambda: collect_status(store).waiting)
+    wait_until(lambda: collect_status(store).waiting, "the worker never said it waits")
     (note,) = collect_status(store).waiting
     assert note.worker_id == "night-owl" and note.windows == ("22:00Z-06:00Z",)
     assert note.opens_at == datetime(2026, 11, 26, 22, 0, tzinfo=UTC)

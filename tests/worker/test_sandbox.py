@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -49,18 +49,13 @@ def test_a_child_whose_worker_is_killed_exits_at_once_without_a_traceback(tmp_pa
     )
     assert worker.stdout is not None
     child = int(worker.stdout.readline())
-    deadline = time.monotonic() + 60
-    while not inside.exists():  # the child is inside the call once it has touched the file
-        assert time.monotonic() < deadline, "the child never ran the call"
-        time.sleep(0.02)
+    # the child is inside the call once it has touched the file
+    wait_until(inside.exists, "the child never ran the call")
     assert _alive(child)
     worker.send_signal(signal.SIGKILL)
     # stderr reaches its end only once every writer, the child included, has gone
     _, errors = worker.communicate(timeout=10)
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child)
+    wait_until(lambda: not _alive(child), "the child outlived its worker", seconds=5)
     assert "Traceback" not in errors
 
 
