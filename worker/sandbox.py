@@ -61,7 +61,10 @@ class SandboxLimits:
     documents, but one with a 9,000-pixel-square scan kept 0.64 GiB into the next document
     (and its OCR), which took the worker past 1 GiB."""
     model_threads: int | None = None
-    """Threads each model of the child runs on (:mod:`model_threads`); None, 0: onnxruntime's."""
+    """Threads each model of the child runs on (:mod:`model_threads`): the layout model, the
+    table model, the embedder. None or 0 leaves it to onnxruntime, which takes every core: right
+    for one worker alone, wrong for several on one machine, whose threads would then fight over
+    the same cores (``--model-threads``; ``bucketdigest work --workers N`` gives each a share)."""
 
 
 def _never() -> str | None:
@@ -114,9 +117,13 @@ def _failure(
 def _child_main(
     conn: Connection, limits: SandboxLimits, preload: tuple[str, ...], log_setup: LogSetup
 ) -> None:
-    """Loop in the child: receive (function, args), answer (RESULT, value) or an error.
+    """Loop in the child: receive (function, args), answer (RESULT, value) or an error
+    (:class:`Answer`).
     If a module of ``preload`` cannot even be loaded (a memory cap too small for it), every
-    call gets that error as its answer. A closed pipe ends it silently. It logs as its worker."""
+    call gets that error as its answer. A closed pipe (the worker is gone, or stopped it) ends it
+    silently, and it exits with its parent in any case (:func:`exit_with_parent`), so a killed
+    worker never leaves a converter running. Its logs carry its worker's id, hash and attempt
+    (``log_setup`` is the worker's), so a line from the child reads as the job's."""
     exit_with_parent()
     log_setup.apply()
     try:
