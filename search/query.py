@@ -19,19 +19,21 @@ from typing import Any
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.hit import Hit
-from bucketdigest.search.index import TERMS
+from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
-from bucketdigest.shared.errors import InvalidQuery
+from bucketdigest.shared.errors import IndexDamaged, InvalidQuery
 
 OVERFETCH = 10
 NPROBES = 20
 
 
+_MISSING_FILE = ("Not found", "No such file")
+"""How Lance says a file its manifest names is not there."""
 KNOWN_WORD_CHARS = 4
 """Shorter words the model knows (the, and, of) say nothing about whether a query does."""
 SIMILARITY_FLOOR = 0.25
@@ -191,7 +193,12 @@ class Searcher:
             fetch = min(MAX_LIMIT, max(fetch, HYBRID_CANDIDATES * request.limit))
         try:
             ranked = self._ranked(table, request, fetch)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:
+            if any(sign in str(exc) for sign in _MISSING_FILE):
+                raise IndexDamaged(
+                    f"the index lacks one of its files ({str(exc).splitlines()[0][:200]}): "
+                    f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
+                ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
 
         # the hits, read from the rows ranked
