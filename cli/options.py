@@ -40,6 +40,19 @@ def option_group(target: str, build: Callable[..., Any], *options: Decorator) ->
     return decorate
 
 
+def flags_given(names: tuple[str, ...]) -> dict[str, Any]:
+    """The options of ``names`` given on the command line or by environment variable (not
+    left at their defaults), with their values: what a command checks against the bucket's
+    settings (``shared/bucket_settings.shadowed``)."""
+    context = click.get_current_context()
+    sources = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
+    return {
+        name: context.params[name]
+        for name in names
+        if name in context.params and context.get_parameter_source(name) in sources
+    }
+
+
 max_attempts_option = click.option(
     "--max-attempts",
     type=click.IntRange(1),

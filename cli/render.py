@@ -180,6 +180,7 @@ def status_view(seen: Overview) -> Group:
         counts,
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
         f"time left at that rate: {describe_time_left(status.eta_seconds)}",
+        f"bucket settings: version {status.settings_version} (bucketdigest config show)",
     ]
 
     # the sections that have something to say

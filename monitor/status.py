@@ -11,7 +11,8 @@ from typing import Any
 
 from bucketdigest.monitor.damage import damaged_objects
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.errors import ConfigError, CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import IndexerLease, IngestRun, WorkerNote
@@ -40,6 +41,8 @@ class Status:
     """The store's clock when the status was read."""
     waiting: list[WorkerNote] = field(default_factory=list)
     """Workers waiting for their run window."""
+    settings_version: int = 0
+    """The version of the bucket's settings (0: none set)."""
     damaged: dict[str, str] = field(default_factory=dict)
     """Objects found damaged (by the damage check, or results the indexer could not read),
     by key, with what is wrong and what is being done."""
@@ -74,6 +77,7 @@ class Status:
             "runs": [json.loads(r.to_json()) for r in self.runs],
             "waiting": [json.loads(w.to_json()) for w in self.waiting],
             "damaged": self.damaged,
+            "settings_version": self.settings_version,
         }
 
 
@@ -164,6 +168,10 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             status.damaged.setdefault(key, str(exc))
 
     status.waiting = _waiting_workers(store)
+    try:
+        status.settings_version = read_settings(store)[0].version
+    except ConfigError as exc:
+        status.damaged[keys.SETTINGS_KEY] = str(exc)
     status.damaged.update(damaged_objects(store))
     status.damaged.update(_unindexed(store))
     return status

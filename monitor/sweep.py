@@ -11,11 +11,12 @@ marker cannot both succeed, and the loser simply moves on.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import queue
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
+from bucketdigest.shared.bucket_settings import read_settings
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
@@ -139,8 +140,14 @@ def _replace_damaged_claim(
 
 
 def sweep(store: Store, settings: MonitorSettings) -> SweepReport:
-    """One pass: expired claims back to todo, or to failed when out of attempts."""
+    """One pass: expired claims back to todo, or to failed when out of attempts (the bucket's
+    ``max_attempts`` when it sets one, so every monitor and worker agrees)."""
     report = SweepReport()
-    for digest, info in queue.markers(store, QueueState.PROCESSING):
+    markers = list(queue.markers(store, QueueState.PROCESSING))
+    if markers:  # the settings are read only when there is a claim to judge
+        held = read_settings(store)[0].max_attempts
+        if held is not None:
+            settings = replace(settings, max_attempts=held)
+    for digest, info in markers:
         _requeue_claim(store, digest, info, settings, report)
     return report

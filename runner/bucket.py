@@ -54,6 +54,13 @@ from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Level, Mode, SearchRequest
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import (
+    BucketSettings,
+    change_settings,
+    parsed,
+    read_settings,
+    replace_settings,
+)
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import DamagedResult, SourceError
 from bucketdigest.shared.filetypes import expand_extensions
@@ -79,9 +86,9 @@ class Bucket:
         check_writes: bool = True,
     ) -> None:
         if isinstance(url, StoreSettings):
-            self.settings = url
+            self.store_settings = url
         else:
-            self.settings = StoreSettings(
+            self.store_settings = StoreSettings(
                 bucket=str(url), endpoint_url=endpoint_url, region=region, path_style=path_style
             )
         self.index_cache = index_cache or IndexCacheSettings()
@@ -90,16 +97,16 @@ class Bucket:
         whose keys may not write)."""
 
     def __repr__(self) -> str:
-        return f"Bucket({self.settings.bucket!r})"
+        return f"Bucket({self.store_settings.bucket!r})"
 
     @cached_property
     def store(self) -> Store:
         """The store, opened (and its conditional writes checked) on first use."""
-        return open_store(self.settings, self_test=self.check_writes)
+        return open_store(self.store_settings, self_test=self.check_writes)
 
     @property
     def index_location(self) -> IndexLocation:
-        return index_location(self.settings)
+        return index_location(self.store_settings)
 
     def ingest(
         self,
@@ -141,7 +148,7 @@ class Bucket:
         ``bucketdigest work --exit-when-idle`` does: with its monitor duty, so expired leases
         are swept and what it finished is indexed before it returns."""
         chosen = replace(settings or WorkerSettings(), exit_when_idle=True)
-        return work_bucket(self.settings, chosen)[0]
+        return work_bucket(self.store_settings, chosen)[0]
 
     def run(
         self,
@@ -154,7 +161,7 @@ class Bucket:
         """Ingest ``sources`` and digest them with ``workers`` local worker processes until
         every one is done or failed, then index (``bucketdigest run``)."""
         return run_local(
-            self.settings,
+            self.store_settings,
             [self._source(s) for s in sources],
             self._ingest_settings(ext, ingest),
             workers,
@@ -191,12 +198,14 @@ class Bucket:
     ) -> Removal:
         """Remove what only removed paths still reference (``bucketdigest purge``)."""
         return purge_bucket(
-            self.settings, PurgeRule(older_than=older_than, superseded=superseded), dry_run=dry_run
+            self.store_settings,
+            PurgeRule(older_than=older_than, superseded=superseded),
+            dry_run=dry_run,
         )
 
     def remove(self, path_or_hash: str) -> Removal:
         """Remove one document and everything of it (``bucketdigest rm``)."""
-        return remove(self.settings, path_or_hash)
+        return remove(self.store_settings, path_or_hash)
 
     def monitor(self) -> MonitorPass:
         """One monitor pass (``bucketdigest monitor --once``): expired leases, the consistency
@@ -207,7 +216,25 @@ class Bucket:
 
     def index(self, *, rebuild: bool = False) -> IndexReport:
         """Bring the search index up to date with the results (or build it anew)."""
-        return index_bucket(self.store, self.settings, rebuild=rebuild)
+        return index_bucket(self.store, self.store_settings, rebuild=rebuild)
+
+    @property
+    def settings(self) -> BucketSettings:
+        """The bucket's settings, which every worker and monitor follows (``config show``)."""
+        return read_settings(self.store)[0]
+
+    def configure(self, **changes: Any) -> BucketSettings:
+        """Set settings for the whole fleet (``max_attempts=5``; None unsets one), as a new
+        version; Conflict when someone changed them meanwhile (``config set``)."""
+        return change_settings(self.store, changes)
+
+    def configure_text(self, **changes: str) -> BucketSettings:
+        """:meth:`configure` with values as a person types them (``"5"``, ``"true"``)."""
+        return self.configure(**{name: parsed(name, text) for name, text in changes.items()})
+
+    def replace_settings(self, text: str) -> BucketSettings:
+        """Every setting from JSON text (``config edit``); those left out are unset."""
+        return replace_settings(self.store, text)
 
     def check(self) -> RepairReport:
         """Check every result, source and marker for damage and repair what can be
@@ -217,12 +244,12 @@ class Bucket:
     @cached_property
     def index_copy(self) -> IndexCache | None:
         """The local copy of an S3 bucket's index (None: a local bucket, or copies off)."""
-        return open_cache(self.settings, self.index_cache)
+        return open_cache(self.store_settings, self.index_cache)
 
     def searcher(self) -> Searcher:
         """A searcher kept by the caller for many queries (reads the index's local copy for an
         S3 bucket, brought up to date first)."""
-        return Searcher.open(self.settings, self.index_copy)
+        return Searcher.open(self.store_settings, self.index_copy)
 
     def search_request(self, request: SearchRequest) -> list[Hit]:
         """Answer a search request built by the caller (``bucketdigest search``)."""
@@ -249,21 +276,23 @@ class Bucket:
 
     def overview(self) -> Overview:
         """The status with the search index's size and how far it is behind."""
-        return overview(self.store, self.settings)
+        return overview(self.store, self.store_settings)
 
     def files(
         self, source: str | None = None, *, all_revisions: bool = False
     ) -> list[CatalogEntry]:
         """Every ingested (source, path) with its document and state."""
-        return list_files(self.settings, source, all_revisions=all_revisions, store=self.store)
+        return list_files(
+            self.store_settings, source, all_revisions=all_revisions, store=self.store
+        )
 
     def find(self, path_or_hash: str) -> str:
         """The hash of the document at an ingested path (exact, or a unique suffix)."""
-        return find_digest(self.settings, path_or_hash, self.store)
+        return find_digest(self.store_settings, path_or_hash, self.store)
 
     def get(self, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
         """Unpack a done document's result into ``dest``; its hash and the members written."""
-        return get_result(self.settings, path_or_hash, dest, self.store)
+        return get_result(self.store_settings, path_or_hash, dest, self.store)
 
     def result(self, path_or_hash: str) -> ResultZip:
         """A done document's result zip, by ingested path or hash (NotFound if not done)."""

@@ -5,11 +5,13 @@ its share of indexing."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.shared.bucket_settings import read_settings, shadowed
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import MonitorCall, WorkerSettings, WorkerSummary
@@ -48,6 +50,12 @@ class MonitorDuty:
             return changed
 
         return duty
+
+
+def refuse_shadowing(settings: StoreSettings, given: Mapping[str, Any]) -> None:
+    """ConfigError when a setting ``given`` to this process (by a flag) shadows one the bucket
+    sets to another value: every process of the fleet follows the bucket."""
+    shadowed(read_settings(open_store(settings, self_test=False))[0], dict(given))
 
 
 def work_bucket(

@@ -6,7 +6,7 @@ import mimetypes
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
@@ -126,6 +126,18 @@ def reprocess(
     digest = checked_hash(digest, backend.store)
     chosen = backend.reprocess(digest, digester, token.credentials if token else None)
     return {"digest": digest, "digesters": chosen}
+
+
+@router.get("/settings", summary="The bucket's settings, which every worker and monitor follows")
+def settings(backend: BackendDep) -> dict[str, Any]:
+    return backend.bucket_settings()
+
+
+@router.put("/settings", summary="Change settings for the whole fleet (null unsets one)")
+def change_settings(
+    backend: BackendDep, token: Token, changes: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
+    return backend.configure(changes, token.credentials if token else None)
 
 
 @router.get("/status", summary="Counts, throughput, ETA, failures, ingest runs, index freshness")

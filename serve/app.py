@@ -177,7 +177,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(settings.cors_origins),
-            allow_methods=["GET", "POST"],
+            allow_methods=["GET", "POST", "PUT"],
             allow_headers=["Authorization"],
         )
     app.add_middleware(

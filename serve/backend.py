@@ -5,6 +5,7 @@ the store, the result cache, a searcher kept warm, the status (briefly cached) a
 from __future__ import annotations
 
 import hmac
+import json
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -28,7 +29,7 @@ from bucketdigest.serve.documents import (
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.errors import BucketdigestError, ConfigError, SearchIndexError
+from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.worker.digesters import CHAIN, digester_named
 
@@ -152,6 +153,22 @@ class Backend:
         with self._lock:
             self._status = (data, time.monotonic())
         return data
+
+    def bucket_settings(self) -> dict[str, Any]:
+        """The bucket's settings as JSON data (``version``, ``updated_at`` and each setting,
+        null where unset)."""
+        return json.loads(self.bucket.settings.to_json())
+
+    def configure(self, changes: dict[str, Any], token: str | None) -> dict[str, Any]:
+        """Set settings for the whole fleet (a new version); BadRequest for an unknown or
+        invalid one, NotPossible when they changed meanwhile."""
+        self.authorize(token)
+        try:
+            return json.loads(self.bucket.configure(**changes).to_json())
+        except ConfigError as exc:
+            raise BadRequest(str(exc)) from exc
+        except Conflict as exc:
+            raise NotPossible(str(exc)) from exc
 
     def authorize(self, token: str | None) -> None:
         """Raise unless writes are on and ``token`` is the server's token."""

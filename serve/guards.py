@@ -92,7 +92,8 @@ class RequestGuard:
             return
         agents = scope["path"].rstrip("/") == AGENT_PATH
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if (agents or scope["method"] == "POST") and origin and not self.trusts(origin):
+        writes = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")
+        if (agents or writes) and origin and not self.trusts(origin):
             await _refuse(send, 403, f"requests from the origin {origin[:100]!r} are not accepted")
             return
         if agents and scope["method"] in ("GET", "HEAD"):

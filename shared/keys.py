@@ -50,6 +50,10 @@ INDEX_PREFIX = "index/"
 """The search index, a LanceDB database written by the indexer alone: ``index/chunks.lance/``
 and ``index/documents.lance/`` (folders of data, version and index objects)."""
 
+SETTINGS_KEY = "settings.json"
+"""The bucket's settings: what shapes a result or the queue, for every process of the fleet
+(``shared/bucket_settings.py``)."""
+
 INDEX_GENERATION_KEY = "index/generation.json"
 """Which tables are the index (``index/<table>-<generation>.lance/`` once rebuilt beside)."""
 

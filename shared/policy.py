@@ -60,7 +60,7 @@ GRANTS: dict[Role, Grant] = {
     # claims and runs jobs; its monitor duty sweeps leases and keeps the search index
     Role.WORKER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
-              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX),
+              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
                keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
@@ -77,7 +77,7 @@ GRANTS: dict[Role, Grant] = {
     # requeues, dead-letters, retries and reprocesses; the consistency sweep
     Role.MONITOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
-              keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX),
+              keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY),
         write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
     ),
@@ -103,6 +103,7 @@ ROLE_OF_COMMAND: dict[str, Role] = {
     "run": Role.ADMIN,
     "purge": Role.ADMIN,
     "rm": Role.ADMIN,
+    "config": Role.ADMIN,
 }
 """The role whose credentials each command needs (``serve`` with writes on needs monitor's)."""
 

@@ -110,6 +110,9 @@ class JobContext:
     shutdown_reason: Callable[[], str | None]
     checkpoint_after: float
     """Write a checkpoint once the unsaved digesters' work took this many seconds."""
+    settings_version: int = 0
+    """The version of the bucket's settings the job follows (``info.json`` records it)."""
+    chain_settings_version: int = 0
     delete_source: bool = False
     """Delete ``store/raw/<hash>`` once the result is written (``--delete-source-when-done``)."""
     on_digester: Callable[[str, float], None] = lambda name, seconds: None
@@ -272,6 +275,8 @@ def _digest_and_upload(
         "worker_id": ctx.worker_id,
         "attempt": ticket.attempt,
         "converted_at": format_time(ctx.store.now()),
+        "settings_version": ctx.settings_version,
+        "chain_settings_version": ctx.chain_settings_version,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     }
     members = build_members(result, tree, info(ticket, result, primary, provenance))

@@ -10,12 +10,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
+from bucketdigest.shared.bucket_settings import BucketSettings, read_settings
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.records import WorkerNote
@@ -69,9 +70,38 @@ class WorkerSettings:
     """When the worker may claim (``--run-window``; always, without windows). A job still
     running when its window closes gets ``grace_seconds``, then is handed back."""
 
+    settings_version: int = 0
+    """The version of the bucket's settings these follow (each result records it)."""
+    chain_settings_version: int = 0
+    """Its chain version: a result made at another is outdated (``reprocess --outdated``)."""
+
     @property
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.max_attempts, retry_delay=self.retry_delay)
+
+    def following(self, bucket: BucketSettings) -> WorkerSettings:
+        """These settings with every one the bucket sets taken from the bucket."""
+        chosen = bucket.chosen()
+        queue = {
+            k: chosen[k] for k in ("max_attempts", "retry_delay", "lease_seconds") if k in chosen
+        }
+        converter = {
+            ("mode" if k == "converter_mode" else k): chosen[k]
+            for k in ("converter_mode", "keep_headers", "plain_pages", "layout_features")
+            if k in chosen
+        }
+        digest = replace(self.digest, converter=replace(self.digest.converter, **converter))
+        if "ocr_language" in chosen:
+            digest = replace(digest, ocr_language=chosen["ocr_language"])
+        lease = queue.get("lease_seconds", self.lease_seconds)
+        return replace(
+            self,
+            **queue,
+            idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
+            digest=digest,
+            settings_version=bucket.version,
+            chain_settings_version=bucket.chain_version,
+        )
 
 
 def new_worker_id() -> str:
@@ -176,7 +206,9 @@ class Worker:
             return 0
 
     def run(self) -> WorkerSummary:
-        """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``."""
+        """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``,
+        following the bucket's settings as they are when it starts."""
+        self.settings = self.settings.following(read_settings(self.store)[0])
         summary = WorkerSummary(self.worker_id)
         sandbox = self._sandbox
         ctx = JobContext(
@@ -188,6 +220,8 @@ class Worker:
             retry=self.settings.retry,
             shutdown_reason=self._shutdown_reason,
             checkpoint_after=self.settings.checkpoint_after,
+            settings_version=self.settings.settings_version,
+            chain_settings_version=self.settings.chain_settings_version,
             on_digester=self.metrics.digester_ran,
             delete_source=self.settings.delete_source_when_done,
         )

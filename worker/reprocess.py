@@ -4,6 +4,8 @@ For each document a reprocess request is written to ``work/<hash>/digests.json``
 from its result zip, with the chosen digesters' outputs (and everything they reset) back to
 ``todo``, and a todo marker is created. The worker that claims it starts from the existing zip,
 runs only what is ``todo`` and replaces the zip, so every other output stays byte-identical.
+``--outdated`` runs again every digester whose version changed, and the whole chain for a
+result made with other chain settings of the bucket (``bucketdigest config``).
 A damaged result zip (see :func:`~bucketdigest.shared.result.damage`) has nothing to start
 from: its document runs the whole chain again from its source.
 """
@@ -16,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import read_settings
 from bucketdigest.shared.errors import NotFound
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
 from bucketdigest.shared.pending import write_request
 from bucketdigest.shared.records import DigestRecords
-from bucketdigest.shared.result import damage
+from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
 from bucketdigest.worker.digesters import CHAIN, cascade
@@ -40,6 +43,12 @@ def outdated_digesters(records: DigestRecords | None) -> list[str]:
     """Digesters whose recorded version differs from the running one, or with no record."""
     recorded = {} if records is None else {r.digester: r.digester_version for r in records.outputs}
     return [d.name for d in CHAIN if recorded.get(d.name) != d.version]
+
+
+def _chain_settings_version(archive: Path) -> int:
+    """The chain version of the bucket's settings a result was made with (0: before any)."""
+    with ResultZip(archive) as result:
+        return int((result.info().get("provenance") or {}).get("chain_settings_version", 0))
 
 
 def done_digests(store: Store) -> list[str]:
@@ -65,6 +74,7 @@ def _reprocess_one(
             return [], "it is not done (no result zip)"
         damaged = damage(archive) is not None
         previous = None if damaged else read_records(archive)
+        made_at = 0 if damaged else _chain_settings_version(archive)
     chosen: list[str] = []
     if damaged:  # nothing to start from: the whole chain makes the result again
         chosen = [d.name for d in CHAIN]
@@ -72,6 +82,8 @@ def _reprocess_one(
         chosen += [name for name in cascade(digester) if name not in chosen]
     if outdated:
         chosen += [name for name in outdated_digesters(previous) if name not in chosen]
+        if made_at != read_settings(store)[0].chain_version:  # made with other chain settings
+            chosen += [name for name in cascade(CHAIN[0].name) if name not in chosen]
     if not chosen:
         return [], "up to date"
     now = store.now()

@@ -1,0 +1,77 @@
+"""``bucketdigest config``: the bucket's settings, which every worker and monitor follows."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from bucketdigest.cli.group import cli, library_errors
+from bucketdigest.cli.options import store_options
+from bucketdigest.runner.bucket import Bucket
+from bucketdigest.shared.bucket_settings import SETTING_NAMES, BucketSettings
+from bucketdigest.shared.config import StoreSettings
+
+
+def _show(settings: BucketSettings) -> str:
+    lines = [
+        f"settings version {settings.version}"
+        + (f", changed {settings.updated_at:%Y-%m-%d %H:%M:%S} UTC" if settings.updated_at else "")
+    ]
+    for name in SETTING_NAMES:
+        value = getattr(settings, name)
+        lines.append(f"{name} = {'(default)' if value is None else json.dumps(value)}")
+    return "\n".join(lines)
+
+
+@cli.group()
+def config() -> None:
+    """The bucket's settings: attempts, backoff and lease length, and the chain's options
+    (converter mode, headers, plain pages, layout features, OCR language). Every worker and
+    monitor follows them; a flag that would shadow one the bucket sets is refused.
+
+    Example: bucketdigest config set ocr_language eng+deu
+    """
+
+
+@config.command(name="show")
+@store_options
+@click.option("--json", "as_json", is_flag=True, help="The settings record as JSON.")
+@library_errors
+def show(store: StoreSettings, as_json: bool) -> None:
+    """Print the bucket's settings (unset ones have their defaults).
+
+    Example: bucketdigest config show
+    """
+    settings = Bucket(store, check_writes=False).settings
+    click.echo(settings.to_json().decode().rstrip() if as_json else _show(settings))
+
+
+@config.command(name="set")
+@click.argument("name", type=click.Choice(SETTING_NAMES))
+@click.argument("value")
+@store_options
+@library_errors
+def set_command(name: str, value: str, store: StoreSettings) -> None:
+    """Set NAME to VALUE for every process of the fleet (``default`` unsets it).
+
+    Example: bucketdigest config set max_attempts 5
+    """
+    settings = Bucket(store).configure_text(**{name: value})
+    click.echo(_show(settings))
+
+
+@config.command(name="edit")
+@store_options
+@library_errors
+def edit(store: StoreSettings) -> None:
+    """Edit the settings as JSON in $EDITOR; saved only if nobody changed them meanwhile.
+
+    Example: EDITOR=nano bucketdigest config edit
+    """
+    bucket = Bucket(store)
+    text = click.edit(bucket.settings.to_json().decode(), extension=".json")
+    if text is None:
+        click.echo("unchanged")
+        return
+    click.echo(_show(bucket.replace_settings(text)))

@@ -1,0 +1,146 @@
+"""The bucket's settings: one versioned record every worker and monitor follows, changed by one
+editor at a time, and refused to any process flag that would shadow it."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from bucketdigest import Bucket
+from bucketdigest.cli.main import cli
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.monitor.sweep import MonitorSettings, sweep
+from bucketdigest.serve.app import create_app
+from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.shared import bucket_settings, keys, queue
+from bucketdigest.shared.bucket_settings import change_settings, read_settings
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.errors import ConfigError, Conflict
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.reprocess import reprocess
+from tests.clocks import MovableClock
+
+TOKEN = "a-test-token-of-some-length"
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_each_change_is_a_new_version_and_an_editor_who_read_an_old_one_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    assert read_settings(store) == (bucket_settings.BucketSettings(), None)
+    first = change_settings(store, {"max_attempts": 5})
+    second = change_settings(store, {"ocr_language": "eng+deu"})
+    assert (first.version, second.version) == (1, 2)
+    assert (first.chain_version, second.chain_version) == (0, 1), "only the chain's count"
+    assert second.chosen() == {"max_attempts": 5, "ocr_language": "eng+deu"}
+    stale = read_settings(store)
+    change_settings(store, {"retry_delay": 1.0})  # another editor, meanwhile
+    monkeypatch.setattr(bucket_settings, "read_settings", lambda _: stale)
+    with pytest.raises(Conflict, match="changed while you edited"):
+        change_settings(store, {"max_attempts": 2})
+    monkeypatch.undo()
+    assert read_settings(store)[0].max_attempts == 5
+    with pytest.raises(ConfigError, match="converter_mode is one of layout, legacy"):
+        change_settings(store, {"converter_mode": "magic"})
+    with pytest.raises(ConfigError, match="no setting 'colour'"):
+        change_settings(store, {"colour": "red"})
+
+
+def test_a_worker_follows_the_bucket_and_its_results_name_the_settings_version(
+    tmp_path: Path,
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    bucket = Bucket(tmp_path / "bucket")
+    settings = bucket.configure(converter_mode="legacy", max_attempts=2)
+    make_pdf(tmp_path / "in" / "a.pdf", title="Alpha", pages=2, seed=1)
+    Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
+    (result,) = store.list(keys.OUT_PREFIX)
+    with zipfile.ZipFile(io.BytesIO(store.get(result.key).data)) as archive:
+        info = json.loads(archive.read("info.json"))
+    assert info["provenance"]["settings_version"] == settings.version == 1
+    assert '"legacy"' in json.dumps(info["converter"]), "the worker's default was layout"
+    digest = keys.parse_out_key(result.key)
+
+    assert reprocess(store, [digest], None, outdated=True).skipped == {digest: "up to date"}
+    bucket.configure(max_attempts=3)  # the queue's: results are not outdated by it
+    assert reprocess(store, [digest], None, outdated=True).skipped == {digest: "up to date"}
+    bucket.configure(keep_headers=True)  # the chain's: every result made before is
+    again = reprocess(store, [digest], None, outdated=True)
+    assert again.requeued[digest][0] == "doc-to-markdown"
+
+
+def test_the_monitor_dead_letters_at_the_buckets_attempts_not_its_own(tmp_path: Path) -> None:
+    clock = MovableClock()
+    store = LocalStore(tmp_path / "bucket", clock=clock)
+    make_pdf(tmp_path / "in" / "a.pdf", title="Alpha", pages=1, seed=1)
+    report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    digest = report.files[0].digest
+    change_settings(store, {"max_attempts": 1})
+    assert queue.claim(store, digest, "lost-worker", 1.0).job is not None
+    clock.advance(60)
+    swept = sweep(store, MonitorSettings(max_attempts=3))
+    assert swept.dead_lettered == [digest], "the bucket's 1 attempt, not the monitor's 3"
+    assert store.head(keys.queue_key(QueueState.FAILED, digest)) is not None
+
+
+def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_one(
+    tmp_path: Path,
+) -> None:
+    bucket = str(tmp_path / "bucket")
+    code, _ = _cli("ingest", str(tmp_path), "--bucket", bucket)  # makes the bucket
+    code, output = _cli("config", "set", "max_attempts", "5", "--bucket", bucket)
+    assert code == 0 and "settings version 1" in output and "max_attempts = 5" in output
+    code, output = _cli("config", "set", "lease_seconds", "-3", "--bucket", bucket)
+    assert code == 1 and "lease_seconds must be 1 or more" in output
+    code, output = _cli("config", "show", "--bucket", bucket)
+    assert "ocr_language = (default)" in output
+    for command in (["work", "--exit-when-idle"], ["monitor", "--once"]):
+        code, output = _cli(*command, "--max-attempts", "3", "--bucket", bucket)
+        assert code == 1, (command, output)
+        assert "bucketdigest config set max_attempts" in output
+    code, output = _cli("work", "--exit-when-idle", "--max-attempts", "5", "--bucket", bucket)
+    assert code == 0, "the same value shadows nothing"
+    code, output = _cli("config", "set", "max_attempts", "default", "--bucket", bucket)
+    assert "max_attempts = (default)" in output
+    code, output = _cli("status", "--json", "--bucket", bucket)
+    assert json.loads(output)["settings_version"] == 2
+
+
+def test_the_api_reads_them_and_changes_them_with_the_token(tmp_path: Path) -> None:
+    LocalStore(tmp_path)
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path)), token=TOKEN, allowed_hosts=("testserver",)
+    )
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/api/settings").json()["max_attempts"] is None
+        refused = client.put("/api/settings", json={"max_attempts": 4})
+        assert refused.status_code == 401
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        changed = client.put("/api/settings", json={"max_attempts": 4}, headers=auth)
+        assert changed.status_code == 200 and changed.json()["version"] == 1
+        bad = client.put("/api/settings", json={"lease_seconds": 0}, headers=auth)
+        assert bad.status_code == 400 and "lease_seconds must be 1 or more" in bad.json()["detail"]
+        assert client.get("/api/settings").json()["max_attempts"] == 4
+
+
+def test_a_bucket_without_settings_keeps_todays_defaults(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    following = WorkerSettings().following(read_settings(store)[0])
+    assert following == WorkerSettings()
