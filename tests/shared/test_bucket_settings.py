@@ -107,7 +107,7 @@ def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_on
     code, _ = _cli("ingest", str(tmp_path), "--bucket", bucket)  # makes the bucket
     code, output = _cli("config", "set", "max_attempts", "5", "--bucket", bucket)
     assert code == 0 and "settings version 1" in output and "max_attempts = 5" in output
-    code, output = _cli("config", "set", "lease_seconds", "-3", "--bucket", bucket)
+    code, output = _cli("config", "set", "lease_seconds", "0", "--bucket", bucket)
     assert code == 1 and "lease_seconds must be 1 or more" in output
     code, output = _cli("config", "show", "--bucket", bucket)
     assert "ocr_language = (default)" in output
