@@ -6,11 +6,10 @@ from __future__ import annotations
 import click
 
 from bucketdigest.cli.options import max_attempts_option, option_group
+from bucketdigest.shared.bucket_settings import CONVERTER_MODES, LAYOUT_FEATURES
 from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
-    LAYOUT_FEATURES,
-    MODES,
     ConverterOptions,
 )
 from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
@@ -162,7 +161,7 @@ worker_options = option_group(
     ),
     click.option(
         "--converter-mode",
-        type=click.Choice(MODES),
+        type=click.Choice(CONVERTER_MODES),
         default=ConverterOptions.mode,
         show_default=True,
         envvar="BUCKETDIGEST_CONVERTER_MODE",

@@ -23,7 +23,9 @@ from bucketdigest.shared.records import JsonRecord
 from bucketdigest.shared.store import Store
 
 CONVERTER_MODES = ("layout", "legacy")
+"""pymupdf4llm's two engines (the converter's options check them too)."""
 LAYOUT_FEATURES = ("auto", "text+image", "text")
+"""What the layout model sees of a page (``ConverterOptions.layout_features``)."""
 
 
 @dataclass(frozen=True)

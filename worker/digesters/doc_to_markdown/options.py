@@ -14,12 +14,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bucketdigest.shared.bucket_settings import CONVERTER_MODES, LAYOUT_FEATURES
 from bucketdigest.worker.digesters.doc_to_markdown.running import Running
 
 CONVERTER = "pymupdf4llm"
-MODES = ("layout", "legacy")
 IMAGE_FORMATS = ("png", "jpg")
-LAYOUT_FEATURES = ("auto", "text+image", "text")
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,8 @@ class ConverterOptions:
     header font sizes of the pages it is given, so this is also the header levels' context."""
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"converter mode must be one of {MODES}, not {self.mode!r}")
+        if self.mode not in CONVERTER_MODES:
+            raise ValueError(f"converter mode must be one of {CONVERTER_MODES}, not {self.mode!r}")
         if self.image_format not in IMAGE_FORMATS:
             raise ValueError(
                 f"image format must be one of {IMAGE_FORMATS}, not {self.image_format!r}"
