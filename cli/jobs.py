@@ -12,6 +12,7 @@ from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
 from bucketdigest.cli.ingest_options import ingest_options
 from bucketdigest.cli.options import (
+    flag_defaults,
     flags_given,
     max_attempts_option,
     metrics_port_option,
@@ -30,7 +31,7 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
-from bucketdigest.runner.wiring import refuse_shadowing, work_bucket
+from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
@@ -129,7 +130,7 @@ def work(
         delete_source_when_done=delete_source_when_done,
         metrics_port=metrics_port,
     )
-    refuse_shadowing(store, flags_given(SETTING_NAMES))
+    refuse_shadowing(store, flags_given(SETTING_NAMES), flag_defaults(SETTING_NAMES))
     for summary in work_bucket(store, settings, workers):
         click.echo(
             render.worker_summary(summary, as_json=LogSetup.current().format is LogFormat.JSON)
@@ -194,7 +195,7 @@ def monitor(
 
     Example: bucketdigest monitor --once
     """
-    refuse_shadowing(store, flags_given(("max_attempts",)))
+    refuse_shadowing(store, flags_given(("max_attempts",)), flag_defaults(("max_attempts",)))
     target = open_store(store)
     if metrics_port is not None:
         serve_queue_gauges(target, metrics_port)
@@ -228,7 +229,7 @@ def run(
 
     Example: bucketdigest run ./pdfs --workers 2
     """
-    refuse_shadowing(store, flags_given(SETTING_NAMES))
+    adopt_settings(store, flags_given(SETTING_NAMES))
     with render.RunProgress(console) as progress:
         report = run_local(
             store,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def option_group(target: str, build: Callable[..., Any], *options: Decorator) ->
 def flags_given(names: tuple[str, ...]) -> dict[str, Any]:
     """The options of ``names`` given on the command line or by environment variable (not
     left at their defaults), with their values: what a command checks against the bucket's
-    settings (``shared/bucket_settings.shadowed``)."""
+    settings (``shared/bucket_settings.refuse_flags``)."""
     context = click.get_current_context()
     sources = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
     return {
@@ -51,6 +52,14 @@ def flags_given(names: tuple[str, ...]) -> dict[str, Any]:
         for name in names
         if name in context.params and context.get_parameter_source(name) in sources
     }
+
+
+def flag_defaults(names: tuple[str, ...]) -> dict[str, Any]:
+    """The defaults of the current command's options among ``names`` (None for an option
+    without one: click's own marker for that is not a value)."""
+    context = click.get_current_context()
+    defaults = {p.name: p.get_default(context) for p in context.command.params if p.name in names}
+    return {name: None if isinstance(value, Enum) else value for name, value in defaults.items()}
 
 
 max_attempts_option = click.option(

@@ -26,9 +26,11 @@ def _show(settings: BucketSettings) -> str:
 
 @cli.group()
 def config() -> None:
-    """The bucket's settings: attempts, backoff and lease length, and the chain's options
-    (converter mode, headers, plain pages, layout features, OCR language). Every worker and
-    monitor follows them; a flag that would shadow one the bucket sets is refused.
+    """The bucket's settings: attempts, backoff, lease length, run windows and lane shares;
+    the chain's options (converter mode, headers, plain pages, layout features, OCR language)
+    and the model servers it calls (OCR, LLM, ASR endpoints and models; their API keys stay
+    in each worker's environment). Every worker and monitor follows them, a change within a
+    minute; a flag that would shadow one the bucket sets is refused.
 
     Example: bucketdigest config set ocr_language eng+deu
     """

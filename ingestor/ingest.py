@@ -7,6 +7,7 @@ bucket has neither its result nor its raw bytes; a plain file is hashed locally 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
@@ -23,6 +24,7 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.site import SiteSource
 from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import attempt_budget
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.manifests import read_manifest
@@ -129,6 +131,11 @@ class Ingestor:
         self._previous: dict[str, dict[str, str]] = {}
         """Per source, path → the document it held at the previous ingest."""
 
+    @functools.cached_property
+    def _attempt_budget(self) -> int:
+        """What the tickets this ingestor queues carry (the bucket's settings, read once)."""
+        return attempt_budget(self.store)
+
     def _upload(
         self, known: KnownObjects, digest: str, ext: str, size: int, path: Path, tally: _Tally
     ) -> bool:
@@ -199,6 +206,7 @@ class Ingestor:
             enqueued_at=self.store.now(),
             priority=self.priority,
             supersedes=supersedes,
+            max_attempts=self._attempt_budget,
         )
         if not queue.enqueue(self.store, ticket):
             return DocState.TODO, False

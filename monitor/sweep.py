@@ -95,14 +95,14 @@ def _requeue_claim(
         report.finalized.append(digest)
         return
 
+    policy = RetryPolicy(max_attempts=settings.max_attempts)
     end = queue.AttemptEnd(
         outcome=AttemptOutcome.LEASE_EXPIRED,
-        error=f"lease expired on attempt {claim.ticket.attempt} of {settings.max_attempts}: "
-        f"no heartbeat since {claim.heartbeat_at.isoformat()}",
+        error=f"lease expired on attempt {claim.ticket.attempt} of {policy.budget(claim.ticket)}"
+        f": no heartbeat since {claim.heartbeat_at.isoformat()}",
         retryable=False,
         backoff=False,
     )
-    policy = RetryPolicy(max_attempts=settings.max_attempts)
     moved = queue.end_attempt(store, claim, marker.etag, end, policy)
     target = report.dead_lettered if moved is QueueState.FAILED else report.requeued
     if moved:

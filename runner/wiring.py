@@ -11,7 +11,7 @@ from typing import Any
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
-from bucketdigest.shared.bucket_settings import read_settings, shadowed
+from bucketdigest.shared.bucket_settings import adopt_flags, read_settings, refuse_flags
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import MonitorCall, WorkerSettings, WorkerSummary
@@ -52,10 +52,19 @@ class MonitorDuty:
         return duty
 
 
-def refuse_shadowing(settings: StoreSettings, given: Mapping[str, Any]) -> None:
-    """ConfigError when a setting ``given`` to this process (by a flag) shadows one the bucket
-    sets to another value: every process of the fleet follows the bucket."""
-    shadowed(read_settings(open_store(settings, self_test=False))[0], dict(given))
+def refuse_shadowing(
+    settings: StoreSettings, given: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> None:
+    """ConfigError when a setting ``given`` to this process (by a flag) differs from the
+    bucket's (the value it sets, else ``defaults``): every process of the fleet follows it."""
+    bucket = read_settings(open_store(settings, self_test=False))[0]
+    refuse_flags(bucket, dict(given), dict(defaults))
+
+
+def adopt_settings(settings: StoreSettings, given: Mapping[str, Any]) -> None:
+    """``run``: the settings its flags give become the bucket's where it leaves them unset
+    (ConfigError where it sets another value)."""
+    adopt_flags(open_store(settings, self_test=False), dict(given))
 
 
 def work_bucket(

@@ -15,6 +15,7 @@ from bucketdigest.serve.api import BackendDep
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, snippet_html
+from bucketdigest.shared.bucket_settings import SETTING_NAMES
 from bucketdigest.worker.digesters import CHAIN
 
 router = APIRouter(include_in_schema=False)
@@ -120,6 +121,8 @@ def status_page(request: Request, backend: BackendDep) -> HTMLResponse:
         status=status,
         chart=bars(status["done_per_minute"]),
         eta=describe_time_left(status["eta_seconds"]),
+        settings=backend.bucket_settings(),
+        setting_names=SETTING_NAMES,
     )
 
 

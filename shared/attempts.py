@@ -22,9 +22,15 @@ class RetryPolicy:
     retry_delay: float = RETRY_DELAY
     """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
 
-    def gives_up(self, attempt: int, permanent: bool = False) -> bool:
-        """Whether a failure on ``attempt`` is final."""
-        return permanent or attempt >= self.max_attempts
+    def budget(self, ticket: Ticket) -> int:
+        """The attempts ``ticket`` is allowed: its own budget, else this policy's. The one
+        answer to "how many attempts" for the document and for each of its outputs."""
+        return ticket.max_attempts or self.max_attempts
+
+    def gives_up(self, ticket: Ticket, permanent: bool = False) -> bool:
+        """Whether a failure of ``ticket``'s current attempt is final: the one retry decision,
+        for workers and the monitor alike."""
+        return permanent or ticket.attempt >= self.budget(ticket)
 
     def next_attempt(self, ticket: Ticket, now: datetime, backoff: bool = True) -> Ticket:
         """The ticket of the following attempt, due after the backoff (or at once)."""

@@ -2,9 +2,10 @@
 bucket (``settings.json``) rather than in each process's flags, so that every worker and monitor
 of a fleet does the same.
 
-A setting left unset (absent, or ``null``) has today's default; a process flag may still choose
-it for that process. Once the bucket sets it, every process follows the bucket, and a flag that
-would shadow it is refused (:func:`shadowed`), naming ``bucketdigest config set``. Every change
+A setting left unset (absent, or ``null``) has today's default. Every worker and monitor follows
+the bucket, and a flag that would make one differ is refused (:func:`refuse_flags`), naming
+``bucketdigest config set``; ``run``, which works its own bucket, sets what its flags give
+where the bucket leaves it unset (:func:`adopt_flags`). Every change
 is a conditional write against the version read, so two people editing at once cannot
 overwrite each other, and bumps ``version``, which each result records (``info.json``,
 ``provenance.settings_version``).
@@ -13,14 +14,19 @@ overwrite each other, and bumps ``version``, which each result records (``info.j
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any, get_type_hints
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.errors import ConfigError, Conflict, CorruptRecord, NotFound
 from bucketdigest.shared.records import JsonRecord
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.windows import Schedule
+
+log = logging.getLogger(__name__)
 
 CONVERTER_MODES = ("layout", "legacy")
 """pymupdf4llm's two engines (the converter's options check them too)."""
@@ -44,6 +50,12 @@ class BucketSettings(JsonRecord):
     """Backoff before attempt n+1: ``retry_delay * 2**(n-1)`` seconds."""
     lease_seconds: float | None = None
     """How long a claim lasts without a heartbeat."""
+    run_window: tuple[str, ...] | None = None
+    """When workers claim: ``22:00-06:00`` (their local time) or ``22:00Z-06:00Z`` (UTC)."""
+    normal_lane_share: float | None = None
+    """The share of claims that look in the normal lane before the high one (0.10)."""
+    low_lane_share: float | None = None
+    """The share of claims that look in the low lane first (0.05)."""
     # the chain
     converter_mode: str | None = None
     """``layout`` or ``legacy`` (``--converter-mode``)."""
@@ -52,6 +64,15 @@ class BucketSettings(JsonRecord):
     layout_features: str | None = None
     ocr_language: str | None = None
     """Tesseract's language(s), ``eng+deu``."""
+    ocr_endpoint: str | None = None
+    """An OpenAI-compatible vision model that reads pages without a text layer."""
+    ocr_model: str | None = None
+    llm_url: str | None = None
+    """An OpenAI-compatible chat endpoint for summaries (extractive without)."""
+    llm_model: str | None = None
+    asr_endpoint: str | None = None
+    """An OpenAI-compatible speech recogniser (pocketsphinx without)."""
+    asr_model: str | None = None
 
     def chosen(self) -> dict[str, Any]:
         """The settings the bucket sets (name → value)."""
@@ -69,9 +90,18 @@ CHAIN_SETTINGS = (
     "plain_pages",
     "layout_features",
     "ocr_language",
+    "ocr_endpoint",
+    "ocr_model",
+    "llm_url",
+    "llm_model",
+    "asr_endpoint",
+    "asr_model",
 )
 """The settings that shape a result (the others shape the queue)."""
 SETTING_NAMES = tuple(f.name for f in fields(BucketSettings) if f.name not in _BOOKKEEPING)
+ENDPOINTS = (("ocr_endpoint", "ocr_model"), ("llm_url", "llm_model"), ("asr_endpoint", "asr_model"))
+"""The model servers the chain may call: each a URL and a model, set together. Their API keys
+stay in each worker's environment, never in the bucket."""
 
 
 def read_settings(store: Store) -> tuple[BucketSettings, str | None]:
@@ -89,6 +119,36 @@ def read_settings(store: Store) -> tuple[BucketSettings, str | None]:
         ) from exc
 
 
+def attempt_budget(store: Store) -> int:
+    """The attempts a document queued now is allowed (its ticket carries them)."""
+    return read_settings(store)[0].max_attempts or MAX_ATTEMPTS
+
+
+class SettingsWatch:
+    """The bucket's settings as a long-running process follows them: read once, then a HEAD
+    on the process's own cadence (its monitor duty) says by its ETag whether they changed, so
+    following costs no request per job."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.current, self._etag = read_settings(store)
+
+    def changed(self) -> BucketSettings | None:
+        """The new settings when the record changed since last read, else None. A record
+        that no longer parses is logged and the settings in force kept."""
+        info = self.store.head(keys.SETTINGS_KEY)
+        etag = info.etag if info is not None else None
+        if etag == self._etag:
+            return None
+        try:
+            self.current, self._etag = read_settings(self.store)
+        except ConfigError as exc:
+            log.error("%s; keeping settings version %d", exc, self.current.version)
+            self._etag = etag
+            return None
+        return self.current
+
+
 def parsed(name: str, text: str) -> Any:
     """``text`` as the value of setting ``name`` (``default`` or ``null``: unset)."""
     if name not in SETTING_NAMES:
@@ -96,6 +156,8 @@ def parsed(name: str, text: str) -> Any:
     if text.strip().lower() in ("default", "null", "none", ""):
         return None
     kind = get_type_hints(BucketSettings)[name]
+    if tuple[str, ...] | None == kind:
+        return tuple(part.strip() for part in text.split(",") if part.strip()) or None
     try:
         if int | None == kind:
             return int(text)
@@ -118,6 +180,20 @@ def _checked(settings: BucketSettings) -> BucketSettings:
             problems.append(f"{name} must be 1 or more, not {value}")
     if settings.retry_delay is not None and settings.retry_delay < 0:
         problems.append(f"retry_delay must be 0 or more, not {settings.retry_delay}")
+    for name in ("normal_lane_share", "low_lane_share"):
+        value = getattr(settings, name)
+        if value is not None and not 0 <= value <= 1:
+            problems.append(f"{name} is a share between 0 and 1, not {value}")
+    shares = (settings.normal_lane_share or 0) + (settings.low_lane_share or 0)
+    if shares > 1:
+        problems.append(f"normal_lane_share and low_lane_share add up to {shares:g}, over 1")
+    for url, model in ENDPOINTS:
+        if (getattr(settings, url) is None) != (getattr(settings, model) is None):
+            problems.append(f"{url} and {model} go together: set both or neither")
+    try:
+        Schedule.parse(settings.run_window or ())
+    except ValueError as exc:
+        problems.append(f"run_window: {exc}")
     if settings.converter_mode not in (None, *CONVERTER_MODES):
         problems.append(f"converter_mode is one of {', '.join(CONVERTER_MODES)}")
     if settings.layout_features not in (None, *LAYOUT_FEATURES):
@@ -134,6 +210,7 @@ def change_settings(store: Store, changes: dict[str, Any]) -> BucketSettings:
     unknown = sorted(set(changes) - set(SETTING_NAMES))
     if unknown:
         raise ConfigError(f"no setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
+    changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
     chain_changed = any(getattr(current, n) != changes[n] for n in CHAIN_SETTINGS if n in changes)
     new = _checked(
         replace(
@@ -168,15 +245,51 @@ def replace_settings(store: Store, text: str) -> BucketSettings:
     return change_settings(store, {name: chosen.get(name) for name in SETTING_NAMES} | chosen)
 
 
-def shadowed(settings: BucketSettings, given: dict[str, Any]) -> None:
-    """ConfigError when a process was given (by a flag) a setting the bucket sets to another
-    value: the fleet follows the bucket."""
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _shown(value: Any) -> str:
+    """A value as ``config set`` takes it."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def refuse_flags(settings: BucketSettings, given: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """ConfigError when a process (a worker, a monitor) was given, by a flag, a setting other
+    than the bucket's (the value it sets, else the default): the fleet follows the bucket, so
+    two processes cannot disagree."""
     for name, value in given.items():
-        held = getattr(settings, name, None)
-        if held is not None and held != value:
-            flag = "--" + name.replace("_", "-")
+        held = getattr(settings, name)
+        fleet = defaults.get(name) if held is None else held
+        if _comparable(value) != _comparable(fleet):
+            source = f"settings version {settings.version}" if held is not None else "its default"
             raise ConfigError(
-                f"{flag} {value} shadows the bucket's setting {name} = {held} (settings version "
-                f"{settings.version}): every process follows the bucket; change it for all with "
-                f"`bucketdigest config set {name} VALUE`"
+                f"{_flag(name)} {_shown(value)} differs from the bucket's {name} = "
+                f"{_shown(fleet)} ({source}): every process follows the bucket; change it for "
+                f"all with `bucketdigest config set {name} {_shown(value)}`"
             )
+
+
+def adopt_flags(store: Store, given: dict[str, Any]) -> BucketSettings:
+    """``run``'s flags (it ingests and works on its own bucket): a setting the bucket leaves
+    unset is set for the whole bucket (a new version), so later workers do the same; one it
+    sets to another value is refused (:func:`refuse_flags`)."""
+    settings = read_settings(store)[0]
+    held = {name: getattr(settings, name) for name in given}
+    refuse_flags(settings, {n: v for n, v in given.items() if held[n] is not None}, {})
+    unset = {name: value for name, value in given.items() if held[name] is None}
+    if not unset:
+        return settings
+    adopted = change_settings(store, unset)
+    log.info(
+        "the bucket's settings now set %s (version %d)",
+        ", ".join(f"{n} = {_shown(v)}" for n, v in unset.items()),
+        adopted.version,
+    )
+    return adopted
+
+
+def _comparable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value

@@ -69,7 +69,7 @@ GRANTS: dict[Role, Grant] = {
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.REGISTRY_PREFIX,
-              keys.SELFTEST_PREFIX),
+              keys.SELFTEST_PREFIX, keys.SETTINGS_KEY),
         write=(keys.RAW_PREFIX, keys.TODO_LANES_PREFIX, keys.REGISTRY_PREFIX,
                keys.SELFTEST_PREFIX),
         delete=(keys.CRAWLS_PREFIX, keys.SELFTEST_PREFIX),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import attempt_budget
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.records import SourceRecord, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
@@ -29,6 +30,7 @@ def source_ticket(store: Store, source: ObjectInfo) -> Ticket:
         size=source.size,
         names=_names(store, digest),
         enqueued_at=store.now(),
+        max_attempts=attempt_budget(store),
     )
 
 

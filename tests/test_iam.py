@@ -18,6 +18,7 @@ import boto3
 import pytest
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.policy import Role
 from bucketdigest.shared.stores.s3 import S3Store
@@ -88,6 +89,9 @@ def users(iam_endpoint: str) -> dict[str, Credentials]:
     made["b-admin"] = _user(iam, "b-admin", Role.ADMIN, TENANT_B)
     for role in (Role.INGESTOR, Role.WORKER, Role.MONITOR):
         made[f"c-{role.value}"] = _user(iam, f"c-{role.value}", role, TENANT_C, cleanup=True)
+    root = boto3.client("s3", endpoint_url=iam_endpoint)
+    for tenant in ("tenant-a", "tenant-c"):  # the fleet's settings, the admin's to set
+        change_settings(S3Store(BUCKET, tenant, client=root), {"converter_mode": "legacy"})
     request = urllib.request.Request(
         f"{iam_endpoint}/moto-api/reset-auth", data=b"0", headers={"Content-Type": "text/plain"}
     )
@@ -123,9 +127,7 @@ def test_each_role_does_its_work_with_only_its_own_grant(
 ) -> None:
     ingest = _run(iam_endpoint, users["ingestor"], "ingest", str(pdf_folder))
     assert ingest.returncode == 0, ingest.stderr
-    work = _run(
-        iam_endpoint, users["worker"], "work", "--exit-when-idle", "--converter-mode", "legacy"
-    )
+    work = _run(iam_endpoint, users["worker"], "work", "--exit-when-idle")
     assert work.returncode == 0, work.stderr
     assert "indexing failed" not in work.stderr
     index = _run(iam_endpoint, users["worker"], "index")
@@ -188,7 +190,7 @@ def test_in_cleanup_mode_the_monitor_puts_a_deleted_source_back_to_reprocess(
 ) -> None:
     ingest = _run(iam_endpoint, users["c-ingestor"], "ingest", str(pdf_folder), bucket=TENANT_C)
     assert ingest.returncode == 0, ingest.stderr
-    work = ["work", "--exit-when-idle", "--converter-mode", "legacy", "--delete-source-when-done"]
+    work = ["work", "--exit-when-idle", "--delete-source-when-done"]
     done = _run(iam_endpoint, users["c-worker"], *work, bucket=TENANT_C)
     assert done.returncode == 0, done.stderr
     monitor = _store(iam_endpoint, users["c-monitor"], Role.MONITOR, prefix="tenant-c")

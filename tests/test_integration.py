@@ -42,9 +42,11 @@ def test_three_worker_processes_convert_twenty_pdfs_each_exactly_once(
         check=True,
     )
     assert json.loads(ingest.stdout)["run"]["queued"] == 20
+    configured = subprocess.run(_cli("config", "set", "converter_mode", "legacy", *common))
+    assert configured.returncode == 0
     workers = [
         subprocess.Popen(
-            _cli("work", *common, "--exit-when-idle", "--converter-mode", "legacy"),
+            _cli("work", *common, "--exit-when-idle"),
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -19,6 +19,7 @@ from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
 from bucketdigest.serve.app import create_app
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim
@@ -82,6 +83,7 @@ def test_a_running_worker_counts_its_job_requests_and_a_lost_lease(
 ) -> None:
     settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
     pdf = make_pdf(tmp_path / "pdfs" / "long.pdf", title="Long rules", pages=60, seed=4)
+    change_settings(open_store(settings), {"lease_seconds": 4})
     ingest_sources(open_store(settings), [str(pdf.parent)], IngestSettings())
     digest = next(d for d, _ in queue.markers(open_store(settings), QueueState.TODO))
     port = _free_port()
@@ -95,8 +97,6 @@ def test_a_running_worker_counts_its_job_requests_and_a_lost_lease(
             moto_endpoint,
             "--metrics-port",
             str(port),
-            "--lease-seconds",
-            "4",
         ],
         stderr=subprocess.DEVNULL,
     )

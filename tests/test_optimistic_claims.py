@@ -18,6 +18,7 @@ import pytest
 
 from bucketdigest.monitor.sweep import MonitorSettings, lease_expired
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import QueueState
@@ -100,6 +101,8 @@ def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
         assert b"--claims optimistic" in refused.stderr
         ingest = [*CLI, "ingest", str(folder), *target, *OPTIMISTIC]
         subprocess.run(ingest, check=True, capture_output=True)
+        store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
+        change_settings(store, {"converter_mode": "legacy", "lease_seconds": 6})  # the fleet's
         workers = [
             subprocess.Popen(
                 [*CLI, *WORK, *target, *OPTIMISTIC],
@@ -109,7 +112,6 @@ def test_four_workers_on_a_store_that_ignores_conditions_lose_nothing(
             )
             for _ in range(4)
         ]
-        store = open_store(StoreSettings(bucket=f"s3://{name}/data", endpoint_url=moto_endpoint))
         held = wait_until(lambda: _held_by(store, workers[0].pid), "worker 0 never held a job", 300)
         workers[0].send_signal(signal.SIGKILL)
         logs = []

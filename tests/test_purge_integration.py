@@ -14,6 +14,7 @@ import pytest
 from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
 from bucketdigest.monitor.purge import PurgeRule, purge
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
@@ -41,6 +42,7 @@ def test_purge_while_workers_run_keeps_every_live_document_and_removes_the_rest(
     store = open_store(settings)
     folder = tmp_path / "pdfs"
     pdfs = make_samples(folder, 12, pages=2)
+    change_settings(store, {"converter_mode": "legacy"})
     first = ingest_sources(store, [str(folder)], IngestSettings())
     digest_of = {f.path: f.digest for f in first.files}
     workers = [
@@ -53,8 +55,6 @@ def test_purge_while_workers_run_keeps_every_live_document_and_removes_the_rest(
                 "--endpoint-url",
                 moto_endpoint,
                 "--exit-when-idle",
-                "--converter-mode",
-                "legacy",
             ],
             stderr=subprocess.PIPE,
             text=True,

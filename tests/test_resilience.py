@@ -22,6 +22,7 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.sweep import lease_expired
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim, Ticket
@@ -42,12 +43,13 @@ LAYOUT = (
     keys.MONITOR_PREFIX,
     keys.INDEX_PREFIX,
     keys.INDEX_WRITER_KEY,
+    keys.SETTINGS_KEY,
 )
 
 
 def _work(bucket: str, endpoint: str | None, *options: str) -> subprocess.Popen[str]:
     target = ["--bucket", bucket, *(["--endpoint-url", endpoint] if endpoint else [])]
-    command = [*CLI, "work", *target, "--converter-mode", "legacy", *options]
+    command = [*CLI, "work", *target, *options]
     return subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -62,7 +64,9 @@ def _claim_expired(store: Store, key: str) -> bool:
     return info is not None and lease_expired(claim, info, store.now(), 7200)
 
 
-def _ingest(store: Store, folder: Path) -> dict[str, Path]:
+def _ingest(store: Store, folder: Path, **fleet: object) -> dict[str, Path]:
+    """Set the fleet's settings (the legacy converter, and ``fleet``), then queue ``folder``."""
+    change_settings(store, {"converter_mode": "legacy", **fleet})
     Ingestor(store).ingest([FolderSource(folder, FileFilter())])
     return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in folder.glob("*.pdf")}
 
@@ -103,8 +107,8 @@ def test_chaos_killing_workers_at_random_loses_nothing(
 ) -> None:
     make_samples(tmp_path / "pdfs", 40, pages=2)
     store = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint))
-    expected = set(_ingest(store, tmp_path / "pdfs"))
-    options = ("--lease-seconds", "3", "--monitor-every", "1", "--max-attempts", "10")
+    expected = set(_ingest(store, tmp_path / "pdfs", lease_seconds=3, max_attempts=10))
+    options = ("--monitor-every", "1")
     rng = random.Random(3)
     workers = [_work(moto_bucket, moto_endpoint, *options) for _ in range(4)]
     kills = 0
@@ -141,18 +145,9 @@ def test_a_paused_zombie_abandons_its_job_and_touches_nothing_of_the_new_owner(
 ) -> None:
     make_pdf(tmp_path / "pdfs" / "long.pdf", title="Long", pages=60, seed=1)
     store = open_store(StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint))
-    (digest,) = _ingest(store, tmp_path / "pdfs")
+    (digest,) = _ingest(store, tmp_path / "pdfs", lease_seconds=2)
     processing = keys.queue_key(QueueState.PROCESSING, digest)
-    zombie = _work(
-        moto_bucket,
-        moto_endpoint,
-        "--max-jobs",
-        "1",
-        "--lease-seconds",
-        "2",
-        "--monitor-every",
-        "1000",
-    )
+    zombie = _work(moto_bucket, moto_endpoint, "--max-jobs", "1", "--monitor-every", "1000")
     _wait_for(lambda: store.head(processing) is not None)
     zombie_id = Claim.from_json(store.get(processing).data).worker_id
     zombie.send_signal(signal.SIGSTOP)
@@ -168,7 +163,8 @@ def test_a_paused_zombie_abandons_its_job_and_touches_nothing_of_the_new_owner(
         assert (
             Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, digest)).data).attempt == 2
         )
-        owner = _work(moto_bucket, moto_endpoint, "--exit-when-idle", "--lease-seconds", "30")
+        change_settings(store, {"lease_seconds": 30})  # the zombie, stopped, cannot follow
+        owner = _work(moto_bucket, moto_endpoint, "--exit-when-idle")
         _, err = owner.communicate(timeout=300)
         assert owner.returncode == 0, err
         finished = store.get(keys.out_key(digest))

@@ -2,8 +2,9 @@
 costs a few small LISTs whatever the queue length.
 
 Each claim tries the todo lanes (``queue/todo-high/``, ``queue/todo/``, ``queue/todo-low/``)
-in an order drawn by lottery: mostly high, normal, low; one claim in ``NORMAL_FIRST`` starts
-with normal and one in ``LOW_FIRST`` with low, so a flood of higher-priority documents slows
+in an order drawn by lottery: mostly high, normal, low; a share of claims (``NORMAL_FIRST``,
+the bucket's ``normal_lane_share``) starts with normal and one (``LOW_FIRST``,
+``low_lane_share``) with low, so a flood of higher-priority documents slows
 the others down but never stops them. Within a lane, candidates are listed from a random point
 of the hash space (``StartAfter``), wrapping around to the start, so concurrent workers rarely
 contend for the same keys; a lane found empty is not listed again for ``EMPTY_LANE_SECONDS``.
@@ -33,20 +34,30 @@ class Claimer:
     LIST per sixteen claims."""
 
     def __init__(
-        self, store: Store, worker_id: str, lease_seconds: float, rng: random.Random | None = None
+        self,
+        store: Store,
+        worker_id: str,
+        lease_seconds: float,
+        rng: random.Random | None = None,
+        *,
+        normal_first: float = NORMAL_FIRST,
+        low_first: float = LOW_FIRST,
     ) -> None:
         self.store = store
         self.worker_id = worker_id
         self.lease_seconds = lease_seconds
         self.rng = rng or random.Random()
+        self.normal_first = normal_first
+        """The share of claims that try the normal lane first (the bucket's setting)."""
+        self.low_first = low_first
         self._pending: dict[Priority, deque[str]] = {lane: deque() for lane in Priority}
         self._empty_until: dict[Priority, float] = dict.fromkeys(Priority, 0.0)
 
     def _order(self) -> list[Priority]:
         draw = self.rng.random()
-        if draw < LOW_FIRST:
+        if draw < self.low_first:
             return [Priority.LOW, Priority.HIGH, Priority.NORMAL]
-        if draw < LOW_FIRST + NORMAL_FIRST:
+        if draw < self.low_first + self.normal_first:
             return [Priority.NORMAL, Priority.HIGH, Priority.LOW]
         return [Priority.HIGH, Priority.NORMAL, Priority.LOW]
 

@@ -9,7 +9,9 @@ that module could only import them back late.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from bucketdigest.shared.bucket_settings import ENDPOINTS
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
 
@@ -39,6 +41,22 @@ class DigestSettings:
     ocr_endpoint: LlmSettings | None = None
     asr_endpoint: LlmSettings | None = None
     """An OpenAI-compatible transcription server (``/v1/audio/transcriptions``, a Whisper
-    server) for speech; pocketsphinx when None, and for what it fails on."""
-    """A vision model that reads pages without a text layer instead of Tesseract (which
-    stays the fallback for a page the endpoint fails on)."""
+    server) for speech; pocketsphinx when None, and for what it fails on. (``ocr_endpoint``:
+    a vision model that reads pages without a text layer instead of Tesseract, which stays
+    the fallback for a page the endpoint fails on.)"""
+
+    def as_settings(self) -> dict[str, Any]:
+        """These as the bucket's chain settings name them (``info.json`` records them)."""
+        converter = self.converter
+        named = {
+            "converter_mode": converter.mode,
+            "keep_headers": converter.keep_headers,
+            "plain_pages": converter.plain_pages,
+            "layout_features": converter.layout_features,
+            "ocr_language": self.ocr_language,
+        }
+        for (url, model), endpoint in zip(
+            ENDPOINTS, (self.ocr_endpoint, self.llm, self.asr_endpoint), strict=True
+        ):
+            named[url], named[model] = (endpoint.url, endpoint.model) if endpoint else (None, None)
+        return named

@@ -261,15 +261,13 @@ def _digest_and_upload(
         partial=hooks.partial,
         predecessor=predecessor,
     )
-    chain_plan = ChainPlan(CHAIN, RESETS, ctx.retry.max_attempts)
-    final = run_chain(chain_plan, records, dctx, hooks, ctx.store.now)
+    budget = ctx.retry.budget(ticket)
+    final = run_chain(ChainPlan(CHAIN, RESETS, budget), records, dctx, hooks, ctx.store.now)
     ctx.sandbox.document_done()
     result = _records(ticket.digest, kind, final)
     primary = final[PRIMARY_OUTPUT]
-    if primary.status is not OutputStatus.COMPLETED or not is_finished(
-        final, ctx.retry.max_attempts
-    ):
-        lost = primary.status is OutputStatus.FAILED and primary.is_terminal(ctx.retry.max_attempts)
+    if primary.status is not OutputStatus.COMPLETED or not is_finished(final, budget):
+        lost = primary.status is OutputStatus.FAILED and primary.is_terminal(budget)
         raise incomplete(result, final=lost)
     provenance = {
         "worker_id": ctx.worker_id,
@@ -277,6 +275,7 @@ def _digest_and_upload(
         "converted_at": format_time(ctx.store.now()),
         "settings_version": ctx.settings_version,
         "chain_settings_version": ctx.chain_settings_version,
+        "chain_settings": ctx.digest.as_settings(),
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     }
     members = build_members(result, tree, info(ticket, result, primary, provenance))
@@ -357,7 +356,7 @@ def fail(
     )
 
     # back in line with the outputs done so far saved, or dead-lettered: one transition, fenced
-    retry = not end.is_last(ticket.attempt, ctx.retry)
+    retry = not end.is_last(ticket, ctx.retry)
     abandoned = JobResult(ticket.digest, name, Outcome.ABANDONED, error=message)
     if retry and chain is not None and not fenced(lease, lambda: progress.save(chain.records)):
         return abandoned

@@ -12,19 +12,19 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
-from bucketdigest.shared.bucket_settings import BucketSettings, read_settings
+from bucketdigest.shared.bucket_settings import ENDPOINTS, BucketSettings, SettingsWatch
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.windows import Schedule
-from bucketdigest.worker.claim import Claimer
-from bucketdigest.worker.digest_settings import DigestSettings
+from bucketdigest.worker.claim import LOW_FIRST, NORMAL_FIRST, Claimer
+from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.job import JobContext, JobResult, run_job
 from bucketdigest.worker.metrics import WorkerMetrics
@@ -69,6 +69,9 @@ class WorkerSettings:
     schedule: Schedule = field(default_factory=Schedule)
     """When the worker may claim (``--run-window``; always, without windows). A job still
     running when its window closes gets ``grace_seconds``, then is handed back."""
+    normal_lane_share: float = NORMAL_FIRST
+    low_lane_share: float = LOW_FIRST
+    """The shares of claims that look in a lower lane first (:mod:`worker.claim`)."""
 
     settings_version: int = 0
     """The version of the bucket's settings these follow (each result records it)."""
@@ -80,11 +83,23 @@ class WorkerSettings:
         return RetryPolicy(max_attempts=self.max_attempts, retry_delay=self.retry_delay)
 
     def following(self, bucket: BucketSettings) -> WorkerSettings:
-        """These settings with every one the bucket sets taken from the bucket."""
+        """These settings with every one the bucket sets taken from the bucket (the API keys
+        of model servers stay this process's: ``--llm-key-env``)."""
         chosen = bucket.chosen()
-        queue = {
-            k: chosen[k] for k in ("max_attempts", "retry_delay", "lease_seconds") if k in chosen
-        }
+        taken = {k: chosen[k] for k in _QUEUE_SETTINGS if k in chosen}
+        if "run_window" in chosen:
+            taken["schedule"] = Schedule.parse(chosen["run_window"])
+        lease = taken.get("lease_seconds", self.lease_seconds)
+        return replace(
+            self,
+            **taken,
+            idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
+            digest=self._digest_following(chosen),
+            settings_version=bucket.version,
+            chain_settings_version=bucket.chain_version,
+        )
+
+    def _digest_following(self, chosen: dict[str, Any]) -> DigestSettings:
         converter = {
             ("mode" if k == "converter_mode" else k): chosen[k]
             for k in ("converter_mode", "keep_headers", "plain_pages", "layout_features")
@@ -93,15 +108,27 @@ class WorkerSettings:
         digest = replace(self.digest, converter=replace(self.digest.converter, **converter))
         if "ocr_language" in chosen:
             digest = replace(digest, ocr_language=chosen["ocr_language"])
-        lease = queue.get("lease_seconds", self.lease_seconds)
-        return replace(
-            self,
-            **queue,
-            idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
-            digest=digest,
-            settings_version=bucket.version,
-            chain_settings_version=bucket.chain_version,
+        key_env = next(
+            (e.api_key_env for e in (digest.llm, digest.ocr_endpoint, digest.asr_endpoint) if e),
+            LlmSettings.api_key_env,
         )
+        for field_name, (url, model) in zip(
+            ("ocr_endpoint", "llm", "asr_endpoint"), ENDPOINTS, strict=True
+        ):
+            if url in chosen:
+                endpoint = LlmSettings(chosen[url], chosen[model], api_key_env=key_env)
+                digest = replace(digest, **{field_name: endpoint})
+        return digest
+
+
+_QUEUE_SETTINGS = (
+    "max_attempts",
+    "retry_delay",
+    "lease_seconds",
+    "normal_lane_share",
+    "low_lane_share",
+)
+"""The bucket's settings a worker takes as they are (the chain's go into its digest)."""
 
 
 def new_worker_id() -> str:
@@ -142,6 +169,8 @@ class Worker:
         self.store = CountingStore(store)
         self.metrics = WorkerMetrics(self.store)
         self.settings = settings
+        self.started_with = settings
+        """What the process was given; :attr:`settings` is that following the bucket's."""
         self.worker_id = worker_id or new_worker_id()
         self.on_result = on_result
         self.monitor_duty = monitor_duty
@@ -150,6 +179,8 @@ class Worker:
         self.stop_requested = threading.Event()
         self._stop_at: float | None = None
         self._last_monitor = 0.0
+        self._watch: SettingsWatch | None = None
+        self._last_settings_check = 0.0
         self.clock = clock
         self._window_closes: datetime | None = None
 
@@ -205,15 +236,30 @@ class Worker:
             log.exception("monitor duty failed; the worker goes on")
             return 0
 
-    def run(self) -> WorkerSummary:
-        """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``,
-        following the bucket's settings as they are when it starts."""
-        self.settings = self.settings.following(read_settings(self.store)[0])
-        summary = WorkerSummary(self.worker_id)
-        sandbox = self._sandbox
-        ctx = JobContext(
+    def _follow_settings(self) -> bool:
+        """Take the bucket's settings when they changed: checked (a HEAD) once per monitor
+        cadence, between jobs, so a change reaches every worker within one cadence. Whether
+        they changed."""
+        every = self.settings.monitor_every or MONITOR_SECONDS
+        if self._watch is None:
+            self._watch = SettingsWatch(self.store)
+            bucket = self._watch.current
+        elif time.monotonic() - self._last_settings_check < every:
+            return False
+        elif (changed := self._watch.changed()) is None:
+            self._last_settings_check = time.monotonic()
+            return False
+        else:
+            bucket = changed
+            log.info("the bucket's settings changed: following version %d", bucket.version)
+        self._last_settings_check = time.monotonic()
+        self.settings = self.started_with.following(bucket)
+        return True
+
+    def _job_context(self) -> JobContext:
+        return JobContext(
             store=self.store,
-            sandbox=sandbox,
+            sandbox=self._sandbox,
             digest=self.settings.digest,
             worker_id=self.worker_id,
             lease_seconds=self.settings.lease_seconds,
@@ -225,6 +271,23 @@ class Worker:
             on_digester=self.metrics.digester_ran,
             delete_source=self.settings.delete_source_when_done,
         )
+
+    def _claimer(self) -> Claimer:
+        return Claimer(
+            self.store,
+            self.worker_id,
+            self.settings.lease_seconds,
+            normal_first=self.settings.normal_lane_share,
+            low_first=self.settings.low_lane_share,
+        )
+
+    def run(self) -> WorkerSummary:
+        """Work until stopped, out of jobs (with ``exit_when_idle``) or at ``max_jobs``,
+        following the bucket's settings: as they are when it starts, then each change within
+        one monitor cadence."""
+        self._follow_settings()
+        summary = WorkerSummary(self.worker_id)
+        sandbox = self._sandbox
         if self.settings.metrics_port is not None:
             self.metrics.serve(self.settings.metrics_port)
         with log_context(worker_id=self.worker_id):
@@ -232,7 +295,7 @@ class Worker:
             try:
                 self._run_monitor_duty()  # first: it may stop the digester child to index
                 sandbox.start()
-                summary.exit_reason = self._loop(ctx, summary)
+                summary.exit_reason = self._loop(summary)
             finally:
                 sandbox.close()
             log.info(
@@ -243,10 +306,12 @@ class Worker:
             )
         return summary
 
-    def _loop(self, ctx: JobContext, summary: WorkerSummary) -> str:
+    def _loop(self, summary: WorkerSummary) -> str:
         jobs = 0
-        claimer = Claimer(self.store, self.worker_id, self.settings.lease_seconds)
+        ctx, claimer = self._job_context(), self._claimer()
         while True:
+            if self._follow_settings():
+                ctx, claimer = self._job_context(), self._claimer()
             if self.stop_requested.is_set():
                 return "stop requested"
             if self.settings.max_jobs is not None and jobs >= self.settings.max_jobs:

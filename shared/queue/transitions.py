@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import RetryPolicy, with_attempt
+from bucketdigest.shared.bucket_settings import attempt_budget
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue.states import marker_keys, todo_marker
@@ -181,9 +182,9 @@ class AttemptEnd:
     backoff: bool = True
     """Wait before the next attempt (a worker's error) or not (a lost worker)."""
 
-    def is_last(self, attempt: int, policy: RetryPolicy) -> bool:
+    def is_last(self, ticket: Ticket, policy: RetryPolicy) -> bool:
         """Whether the document goes to ``failed`` rather than back to ``todo``."""
-        return self.final or policy.gives_up(attempt, self.permanent)
+        return self.final or policy.gives_up(ticket, self.permanent)
 
 
 def end_attempt(
@@ -194,7 +195,7 @@ def end_attempt(
     Returns the state the document moved to, None if the claim was no longer version ``etag``."""
     now = store.now()
     ticket = with_attempt(claim.ticket, claim, now, end.outcome, end.error)
-    if end.is_last(ticket.attempt, policy):
+    if end.is_last(ticket, policy):
         failure = Failure(
             ticket=ticket,
             worker_id=claim.worker_id,
@@ -226,7 +227,8 @@ def retry(store: Store, digest: str) -> bool:
         ticket = rebuild_ticket(store, digest)
         if ticket is None:
             return False
-    enqueue(store, replace(ticket, attempt=1, not_before=None))
+    budget = attempt_budget(store)
+    enqueue(store, replace(ticket, attempt=1, not_before=None, max_attempts=budget))
     return store.delete(key, if_match=marker.etag)
 
 

@@ -48,6 +48,10 @@ class Ticket(JsonRecord):
     priority: Priority = Priority.NORMAL
     supersedes: str = ""
     """The document its path held before (the previous revision), when there was one."""
+    max_attempts: int | None = None
+    """Its attempt budget, fixed when it was queued (the bucket's ``max_attempts`` then), so
+    the monitor and every worker agree on when it is out of attempts. None on tickets queued
+    before budgets: the policy's (:meth:`RetryPolicy.budget`)."""
 
     @property
     def name(self) -> str:

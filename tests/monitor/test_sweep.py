@@ -12,6 +12,7 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import Store
@@ -52,10 +53,11 @@ def test_an_expired_claim_goes_back_to_todo_with_one_more_attempt(
 
 def test_a_claim_out_of_attempts_is_dead_lettered(tmp_path: Path, pdf_folder: Path) -> None:
     store = LocalStore(tmp_path / "b")
+    change_settings(store, {"max_attempts": 2})  # the ticket carries it from its queueing
     digest = _claimed(store, pdf_folder, lease=1)
     for _ in range(2):
         _age(store, keys.queue_key(QueueState.PROCESSING, digest), 5)
-        assert sweep(store, MonitorSettings(max_attempts=2)).changed == 1
+        assert sweep(store, MonitorSettings(max_attempts=5)).changed == 1
         claim_next(store, "crashed-again", 1)
     failure = Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
     assert "lease expired on attempt 2 of 2" in failure.error

@@ -25,6 +25,7 @@ from bucketdigest.shared.bucket_settings import change_settings, read_settings
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import ConfigError, Conflict
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
@@ -32,6 +33,12 @@ from bucketdigest.worker.reprocess import reprocess
 from tests.clocks import MovableClock
 
 TOKEN = "a-test-token-of-some-length"
+
+
+def _todo_ticket(store: LocalStore, digest: str) -> Ticket:
+    found = queue.todo_marker(store, digest)
+    assert found is not None, f"{digest} is not queued"
+    return Ticket.from_json(found[1].data)
 
 
 def _cli(*args: str) -> tuple[int, str]:
@@ -86,18 +93,33 @@ def test_a_worker_follows_the_bucket_and_its_results_name_the_settings_version(
     assert again.requeued[digest][0] == "doc-to-markdown"
 
 
-def test_the_monitor_dead_letters_at_the_buckets_attempts_not_its_own(tmp_path: Path) -> None:
+def test_a_ticket_carries_the_attempts_set_when_it_was_queued_and_all_roles_agree(
+    tmp_path: Path,
+) -> None:
     clock = MovableClock()
     store = LocalStore(tmp_path / "bucket", clock=clock)
-    make_pdf(tmp_path / "in" / "a.pdf", title="Alpha", pages=1, seed=1)
-    report = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
-    digest = report.files[0].digest
     change_settings(store, {"max_attempts": 1})
-    assert queue.claim(store, digest, "lost-worker", 1.0).job is not None
+    make_pdf(tmp_path / "in" / "a.pdf", title="Alpha", pages=1, seed=1)
+    make_pdf(tmp_path / "later" / "b.pdf", title="Beta", pages=1, seed=2)
+    first = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())]).files[0].digest
+    change_settings(store, {"max_attempts": 2})
+    later = Ingestor(store).ingest([FolderSource(tmp_path / "later", FileFilter())]).files[0]
+    tickets = {d: _todo_ticket(store, d).max_attempts for d in (first, later.digest)}
+    assert tickets == {first: 1, later.digest: 2}, "each ticket: the setting when queued"
+
+    # a monitor started with 3 dead-letters each at its ticket's budget, not its own
+    for digest in (first, later.digest):
+        assert queue.claim(store, digest, "lost-worker", 1.0).job is not None
     clock.advance(60)
     swept = sweep(store, MonitorSettings(max_attempts=3))
-    assert swept.dead_lettered == [digest], "the bucket's 1 attempt, not the monitor's 3"
-    assert store.head(keys.queue_key(QueueState.FAILED, digest)) is not None
+    assert swept.dead_lettered == [first] and swept.requeued == [later.digest]
+    failure = json.loads(store.get(keys.queue_key(QueueState.FAILED, first)).data)
+    assert "lease expired on attempt 1 of 1" in failure["error"]
+
+    # a retry starts over with the budget of the day
+    change_settings(store, {"max_attempts": 4})
+    assert queue.retry(store, first)
+    assert _todo_ticket(store, first).max_attempts == 4
 
 
 def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_one(
@@ -122,6 +144,36 @@ def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_on
     code, output = _cli("status", "--json", "--bucket", bucket)
     assert json.loads(output)["settings_version"] == 2
 
+    # unset, a flag still may not make one process differ from the rest (the default)
+    code, output = _cli("monitor", "--once", "--max-attempts", "2", "--bucket", bucket)
+    assert code == 1 and "differs from the bucket's max_attempts = 3 (its default)" in output
+    for flags in (["--ocr-language", "deu"], ["--run-window", "22:00-06:00"], ["--keep-headers"]):
+        code, output = _cli("work", "--exit-when-idle", *flags, "--bucket", bucket)
+        assert code == 1 and "bucketdigest config set" in output, (flags, output)
+    code, output = _cli(
+        "config", "set", "run_window", "22:00-06:00,07:00Z-08:00Z", "--bucket", bucket
+    )
+    assert 'run_window = ["22:00-06:00", "07:00Z-08:00Z"]' in output
+    code, output = _cli("config", "set", "llm_url", "http://llm:8000/v1", "--bucket", bucket)
+    assert code == 1 and "llm_url and llm_model go together" in output
+
+
+def test_run_sets_what_its_flags_give_where_the_bucket_leaves_it_unset(tmp_path: Path) -> None:
+    bucket = str(tmp_path / "bucket")
+    make_pdf(tmp_path / "in" / "a.pdf", title="Alpha", pages=1, seed=1)
+    code, output = _cli(
+        "run", str(tmp_path / "in"), "--bucket", bucket, "--converter-mode", "legacy"
+    )
+    assert code == 0, output
+    settings = Bucket(bucket).settings
+    assert (settings.converter_mode, settings.version) == ("legacy", 1)
+    code, output = _cli("work", "--exit-when-idle", "--bucket", bucket)
+    assert code == 0, "a worker without flags follows"
+    code, output = _cli(
+        "run", str(tmp_path / "in"), "--bucket", bucket, "--converter-mode", "layout"
+    )
+    assert code == 1 and "config set converter_mode layout" in output
+
 
 def test_the_api_reads_them_and_changes_them_with_the_token(tmp_path: Path) -> None:
     LocalStore(tmp_path)
@@ -138,6 +190,9 @@ def test_the_api_reads_them_and_changes_them_with_the_token(tmp_path: Path) -> N
         bad = client.put("/api/settings", json={"lease_seconds": 0}, headers=auth)
         assert bad.status_code == 400 and "lease_seconds must be 1 or more" in bad.json()["detail"]
         assert client.get("/api/settings").json()["max_attempts"] == 4
+        page = client.get("/status").text
+        assert "Bucket settings" in page and "<code>max_attempts</code></td><td>4<" in page
+        assert '<code>ocr_language</code></td><td><span class="muted">default' in page
 
 
 def test_a_bucket_without_settings_keeps_todays_defaults(tmp_path: Path) -> None:

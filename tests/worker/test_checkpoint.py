@@ -19,6 +19,8 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
+from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
@@ -50,7 +52,9 @@ class RecordingStore(CountingStore):
 def kill_worker_when(bucket: Path, ready: Callable[[], bool], never: str) -> None:
     """Run ``bucketdigest work`` (legacy converter, a checkpoint whenever anything is new,
     1 s leases) and SIGKILL it as soon as ``ready()``; ``never`` says what did not happen."""
-    options = ["--converter-mode", "legacy", "--checkpoint-after", "0", "--lease-seconds", "1"]
+    fleet = {"converter_mode": "legacy", "lease_seconds": 1}
+    change_settings(open_store(StoreSettings(bucket=str(bucket))), fleet)
+    options = ["--checkpoint-after", "0"]
     worker = subprocess.Popen(
         [*CLI, "work", "--bucket", str(bucket), *options],
         stdout=subprocess.DEVNULL,

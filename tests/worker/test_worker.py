@@ -19,6 +19,7 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import RetryPolicy
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Failure, Ticket
@@ -158,6 +159,7 @@ def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
     store = LocalStore(tmp_path / "bucket")
+    change_settings(store, {"max_attempts": 2})  # the ticket carries it from its queueing
     digest = _ingest(store, pdf_folder / "sub")["gamma.pdf"]
     # the layout model cannot load under this cap: the primary output fails every attempt
     # (a timeout no longer does: a converter that runs out of time converts page by page)
@@ -165,7 +167,6 @@ def test_the_last_attempt_that_fails_is_dead_lettered_with_its_history(
         limits=SandboxLimits(max_memory=400 << 20),
         digest=DigestSettings(converter=ConverterOptions(mode="layout")),
         retry_delay=0,
-        max_attempts=2,
     )
     Worker(store, settings).run()
     failure = Failure.from_json(store.get(keys.queue_key(QueueState.FAILED, digest)).data)
