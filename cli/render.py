@@ -66,6 +66,11 @@ def monitor_line(done: MonitorPass) -> str:
         )
     if (checked := done.damage) is not None:
         line += "; " + damage_line(checked)
+    if (events := done.events) is not None and events.outcomes:
+        line += (
+            f"; events: delivered {events.delivered}, to retry {events.retrying}, "
+            f"undeliverable {events.undeliverable}"
+        )
     return line
 
 
@@ -181,6 +186,14 @@ def status_view(seen: Overview) -> Group:
         f"last hour: {sum(status.done_per_minute)} done ({status.rate_per_minute:.1f}/min); "
         f"time left at that rate: {describe_time_left(status.eta_seconds)}",
         f"bucket settings: version {status.settings_version} (bucketdigest config show)",
+        *(
+            [
+                f"events: {status.events.get('pending', 0)} pending, "
+                f"{status.events.get('undeliverable', 0)} undeliverable (events/)"
+            ]
+            if any(status.events.values())
+            else []
+        ),
     ]
 
     # the sections that have something to say

@@ -18,8 +18,9 @@ def _show(settings: BucketSettings) -> str:
         f"settings version {settings.version}"
         + (f", changed {settings.updated_at:%Y-%m-%d %H:%M:%S} UTC" if settings.updated_at else "")
     ]
+    public = settings.public()
     for name in SETTING_NAMES:
-        value = getattr(settings, name)
+        value = public[name]
         lines.append(f"{name} = {'(default)' if value is None else json.dumps(value)}")
     return "\n".join(lines)
 
@@ -46,7 +47,7 @@ def show(store: StoreSettings, as_json: bool) -> None:
     Example: bucketdigest config show
     """
     settings = Bucket(store, check_writes=False).settings
-    click.echo(settings.to_json().decode().rstrip() if as_json else _show(settings))
+    click.echo(json.dumps(settings.public(), indent=2) if as_json else _show(settings))
 
 
 @config.command(name="set")
@@ -72,7 +73,7 @@ def edit(store: StoreSettings) -> None:
     Example: EDITOR=nano bucketdigest config edit
     """
     bucket = Bucket(store)
-    text = click.edit(bucket.settings.to_json().decode(), extension=".json")
+    text = click.edit(json.dumps(bucket.settings.public(), indent=2), extension=".json")
     if text is None:
         click.echo("unchanged")
         return

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.manifests import read_manifests
 from bucketdigest.shared.records import (
@@ -31,6 +33,7 @@ from bucketdigest.shared.records import (
 )
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
+from bucketdigest.shared.tickets import registered_names
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +111,30 @@ def _queued(store: Store, digest: str) -> bool:
     return any(store.head(key) is not None for key in queue.marker_keys(digest, _TODO))
 
 
+@dataclass(frozen=True)
+class RemovalEvents:
+    """Where a purge reports each document it removes (the bucket's event endpoints)."""
+
+    webhooks: Webhooks
+    outbox: Outbox
+
+    @classmethod
+    def of(cls, store: Store) -> RemovalEvents | None:
+        webhooks = read_settings(store)[0].webhooks
+        return cls(webhooks, Outbox(store)) if webhooks.endpoints else None
+
+
 def purge_document(
-    store: Store, digest: str, holder: str, *, check_sources: bool = True
+    store: Store,
+    digest: str,
+    holder: str,
+    *,
+    check_sources: bool = True,
+    events: RemovalEvents | None = None,
 ) -> tuple[int, str | None]:
     """Hold ``digest``, check (with ``check_sources``) that no path holds it, delete it,
-    release. Returns (objects deleted, why it was kept: None when purged)."""
+    release; with ``events``, report the removal. Returns (objects deleted, why it was kept:
+    None when purged)."""
     if _queued(store, digest):
         return 0, "queued"
     ticket = Ticket(digest=digest, ext="", size=0, names=(), enqueued_at=store.now())
@@ -124,7 +146,12 @@ def purge_document(
             return 0, "queued"
         if check_sources and (reason := _still_held(store, digest)) is not None:
             return 0, reason
-        return _delete_document(store, digest), None
+        names = registered_names(store, digest) if events else ()
+        deleted = _delete_document(store, digest)
+        if events is not None:
+            event = document_event(EventType.REMOVED, digest, names, store.now(), holder)
+            events.outbox.announce(event, events.webhooks)
+        return deleted, None
     finally:
         queue.release(store, digest, hold.etag)
 
@@ -162,11 +189,12 @@ def purge(store: Store, rule: PurgeRule, *, dry_run: bool = False) -> PurgeRun:
     started = store.now()
     run_id = keys.new_run_id(started)
     report = PurgeReport()
+    events = None if dry_run else RemovalEvents.of(counting)
     for digest in candidates(counting, rule, started):
         if dry_run:
             deleted, reason = 0, _dry_reason(counting, digest)
         else:
-            deleted, reason = purge_document(counting, digest, f"purge-{run_id}")
+            deleted, reason = purge_document(counting, digest, f"purge-{run_id}", events=events)
         if reason is None:
             report.purged.append(digest)
             report.objects_deleted += deleted
@@ -174,6 +202,8 @@ def purge(store: Store, rule: PurgeRule, *, dry_run: bool = False) -> PurgeRun:
             report.kept.append(PurgeSkip(digest, reason))
     if not dry_run:
         forget(counting, set(report.purged))
+    if events is not None:
+        events.outbox.close()
     return _recorded(counting, run_id, started, rule.describe(), report, dry_run)
 
 
@@ -184,7 +214,12 @@ def remove_document(store: Store, digest: str) -> PurgeRun:
     started = store.now()
     run_id = keys.new_run_id(started)
     report = PurgeReport()
-    deleted, reason = purge_document(counting, digest, f"rm-{run_id}", check_sources=False)
+    events = RemovalEvents.of(counting)
+    deleted, reason = purge_document(
+        counting, digest, f"rm-{run_id}", check_sources=False, events=events
+    )
+    if events is not None:
+        events.outbox.close()
     if reason is None:
         report.purged.append(digest)
         report.objects_deleted = deleted

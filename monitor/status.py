@@ -43,6 +43,8 @@ class Status:
     """Workers waiting for their run window."""
     settings_version: int = 0
     """The version of the bucket's settings (0: none set)."""
+    events: dict[str, int] = field(default_factory=dict)
+    """Events waiting to be delivered (``pending``) and given up on (``undeliverable``)."""
     damaged: dict[str, str] = field(default_factory=dict)
     """Objects found damaged (by the damage check, or results the indexer could not read),
     by key, with what is wrong and what is being done."""
@@ -78,6 +80,7 @@ class Status:
             "waiting": [json.loads(w.to_json()) for w in self.waiting],
             "damaged": self.damaged,
             "settings_version": self.settings_version,
+            "events": self.events,
         }
 
 
@@ -168,6 +171,10 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
             status.damaged.setdefault(key, str(exc))
 
     status.waiting = _waiting_workers(store)
+    status.events = {
+        state.value: sum(1 for _ in store.list(keys.event_prefix(state)))
+        for state in keys.EventState
+    }
     try:
         status.settings_version = read_settings(store)[0].version
     except ConfigError as exc:

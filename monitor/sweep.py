@@ -18,6 +18,7 @@ from bucketdigest.shared import queue
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
 from bucketdigest.shared.bucket_settings import read_settings
 from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.events import EventType, Webhooks, document_event, record_event
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
 from bucketdigest.shared.records import AttemptOutcome, Claim
@@ -34,6 +35,8 @@ class MonitorSettings:
     stale_after: float = 7200.0
     """Upper bound on any lease, whatever ``lease_until`` says (guards against clock skew)."""
     max_attempts: int = MAX_ATTEMPTS
+    webhooks: Webhooks = field(default_factory=Webhooks)
+    """Where an event goes when a document is dead-lettered (the bucket's ``events``)."""
 
 
 @dataclass
@@ -105,6 +108,12 @@ def _requeue_claim(
     )
     moved = queue.end_attempt(store, claim, marker.etag, end, policy)
     target = report.dead_lettered if moved is QueueState.FAILED else report.requeued
+    if moved is QueueState.FAILED:  # the event waits in the bucket for this pass's drain
+        ticket, attempt = claim.ticket, f"attempt-{claim.ticket.attempt}"
+        event = document_event(
+            EventType.FAILED, digest, ticket.names, store.now(), attempt, error=end.error
+        )
+        record_event(store, event, settings.webhooks)
     if moved:
         target.append(digest)
         log.info(
@@ -145,9 +154,12 @@ def sweep(store: Store, settings: MonitorSettings) -> SweepReport:
     report = SweepReport()
     markers = list(queue.markers(store, QueueState.PROCESSING))
     if markers:  # the settings are read only when there is a claim to judge
-        held = read_settings(store)[0].max_attempts
-        if held is not None:
-            settings = replace(settings, max_attempts=held)
+        bucket = read_settings(store)[0]
+        settings = replace(
+            settings,
+            max_attempts=bucket.max_attempts or settings.max_attempts,
+            webhooks=bucket.webhooks,
+        )
     for digest, info in markers:
         _requeue_claim(store, digest, info, settings, report)
     return report

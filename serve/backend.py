@@ -5,7 +5,6 @@ the store, the result cache, a searcher kept warm, the status (briefly cached) a
 from __future__ import annotations
 
 import hmac
-import json
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -157,14 +156,14 @@ class Backend:
     def bucket_settings(self) -> dict[str, Any]:
         """The bucket's settings as JSON data (``version``, ``updated_at`` and each setting,
         null where unset)."""
-        return json.loads(self.bucket.settings.to_json())
+        return self.bucket.settings.public()
 
     def configure(self, changes: dict[str, Any], token: str | None) -> dict[str, Any]:
         """Set settings for the whole fleet (a new version); BadRequest for an unknown or
         invalid one, NotPossible when they changed meanwhile."""
         self.authorize(token)
         try:
-            return json.loads(self.bucket.configure(**changes).to_json())
+            return self.bucket.configure(**changes).public()
         except ConfigError as exc:
             raise BadRequest(str(exc)) from exc
         except Conflict as exc:

@@ -22,6 +22,7 @@ from typing import Any, get_type_hints
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.errors import ConfigError, Conflict, CorruptRecord, NotFound
+from bucketdigest.shared.events import Webhooks, check_endpoint
 from bucketdigest.shared.records import JsonRecord
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.windows import Schedule
@@ -56,6 +57,11 @@ class BucketSettings(JsonRecord):
     """The share of claims that look in the normal lane before the high one (0.10)."""
     low_lane_share: float | None = None
     """The share of claims that look in the low lane first (0.05)."""
+    events: tuple[str, ...] | None = None
+    """HTTPS endpoints that get a signed JSON event when a document is done, fails for good
+    or is removed (``shared/events.py``)."""
+    events_secret: str | None = None
+    """The key events are signed with (shown by nobody: ``(set)``)."""
     # the chain
     converter_mode: str | None = None
     """``layout`` or ``legacy`` (``--converter-mode``)."""
@@ -74,6 +80,17 @@ class BucketSettings(JsonRecord):
     """An OpenAI-compatible speech recogniser (pocketsphinx without)."""
     asr_model: str | None = None
 
+    @property
+    def webhooks(self) -> Webhooks:
+        return Webhooks(self.events or (), self.events_secret)
+
+    def public(self) -> dict[str, Any]:
+        """The record as JSON data for display: the events secret as ``(set)``."""
+        data: dict[str, Any] = json.loads(self.to_json())
+        if data.get("events_secret"):
+            data["events_secret"] = SECRET_SHOWN
+        return data
+
     def chosen(self) -> dict[str, Any]:
         """The settings the bucket sets (name → value)."""
         return {
@@ -82,6 +99,8 @@ class BucketSettings(JsonRecord):
             if name not in _BOOKKEEPING and value is not None
         }
 
+
+SECRET_SHOWN = "(set)"
 
 _BOOKKEEPING = ("version", "chain_version", "updated_at")
 CHAIN_SETTINGS = (
@@ -194,6 +213,11 @@ def _checked(settings: BucketSettings) -> BucketSettings:
         Schedule.parse(settings.run_window or ())
     except ValueError as exc:
         problems.append(f"run_window: {exc}")
+    for endpoint in settings.events or ():
+        try:
+            check_endpoint(endpoint)
+        except ConfigError as exc:
+            problems.append(str(exc))
     if settings.converter_mode not in (None, *CONVERTER_MODES):
         problems.append(f"converter_mode is one of {', '.join(CONVERTER_MODES)}")
     if settings.layout_features not in (None, *LAYOUT_FEATURES):
@@ -242,6 +266,9 @@ def replace_settings(store: Store, text: str) -> BucketSettings:
     if not isinstance(data, dict):
         raise ConfigError("the settings are a JSON object of setting: value")
     chosen = {k: v for k, v in data.items() if k not in (*_BOOKKEEPING, "schema_version")}
+    if chosen.get("events_secret") == SECRET_SHOWN:  # as shown: the secret stays as it is
+        del chosen["events_secret"]
+        chosen["events_secret"] = read_settings(store)[0].events_secret
     return change_settings(store, {name: chosen.get(name) for name in SETTING_NAMES} | chosen)
 
 

@@ -54,6 +54,29 @@ SETTINGS_KEY = "settings.json"
 """The bucket's settings: what shapes a result or the queue, for every process of the fleet
 (``shared/bucket_settings.py``)."""
 
+EVENTS_PREFIX = "events/"
+"""Events for the bucket's event endpoints: ``events/pending/<id>.json`` until delivered,
+``events/undeliverable/<id>.json`` once out of deliveries (``shared/events.py``)."""
+
+
+class EventState(StrEnum):
+    PENDING = "pending"
+    UNDELIVERABLE = "undeliverable"
+
+
+_EVENT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def event_prefix(state: EventState) -> str:
+    return f"{EVENTS_PREFIX}{state.value}/"
+
+
+def event_key(state: EventState, event_id: str) -> str:
+    if not _EVENT_ID.fullmatch(event_id):
+        raise ValueError(f"not an event id: {event_id!r}")
+    return f"{event_prefix(state)}{event_id}.json"
+
+
 INDEX_GENERATION_KEY = "index/generation.json"
 """Which tables are the index (``index/<table>-<generation>.lance/`` once rebuilt beside)."""
 

@@ -60,11 +60,12 @@ GRANTS: dict[Role, Grant] = {
     # claims and runs jobs; its monitor duty sweeps leases and keeps the search index
     Role.WORKER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
-              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY),
+              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
+              keys.EVENTS_PREFIX),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
-               keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX),
+               keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
-                keys.SELFTEST_PREFIX),
+                keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
     ),
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(
@@ -77,9 +78,11 @@ GRANTS: dict[Role, Grant] = {
     # requeues, dead-letters, retries and reprocesses; the consistency sweep
     Role.MONITOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
-              keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY),
-        write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX),
-        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX),
+              keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
+              keys.EVENTS_PREFIX),
+        write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX,
+               keys.EVENTS_PREFIX),
+        delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
     ),
     # status, ls, get, search, serve
     Role.READER: Grant(read=(EVERYTHING,)),

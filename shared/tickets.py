@@ -9,7 +9,7 @@ from bucketdigest.shared.records import SourceRecord, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 
 
-def _names(store: Store, digest: str) -> tuple[str, ...]:
+def registered_names(store: Store, digest: str) -> tuple[str, ...]:
     """The paths ``digest`` was ingested as (its registry records), or the hash itself."""
     names = []
     for info in store.list(keys.registry_doc_prefix(digest)):
@@ -28,7 +28,7 @@ def source_ticket(store: Store, source: ObjectInfo) -> Ticket:
         digest=digest,
         ext=ext,
         size=source.size,
-        names=_names(store, digest),
+        names=registered_names(store, digest),
         enqueued_at=store.now(),
         max_attempts=attempt_budget(store),
     )

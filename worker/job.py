@@ -30,8 +30,8 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -45,10 +45,17 @@ from bucketdigest.shared.errors import (
     NotFound,
     PermanentDigestError,
 )
+from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event
 from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
-from bucketdigest.shared.records import AttemptOutcome, DigestRecords, OutputRecord, OutputStatus
+from bucketdigest.shared.records import (
+    AttemptOutcome,
+    DigestRecords,
+    OutputRecord,
+    OutputStatus,
+    Ticket,
+)
 from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_chain, run_digester
@@ -117,6 +124,27 @@ class JobContext:
     """Delete ``store/raw/<hash>`` once the result is written (``--delete-source-when-done``)."""
     on_digester: Callable[[str, float], None] = lambda name, seconds: None
     """Told each digester's name and seconds once it ends, however it ended (for metrics)."""
+    webhooks: Webhooks = field(default_factory=Webhooks)
+    """Where the bucket's events go (none: no event is made)."""
+    outbox: Outbox | None = None
+
+    def announce(
+        self,
+        event_type: EventType,
+        ticket: Ticket,
+        instance: Callable[[], str],
+        outputs: Iterable[OutputRecord] = (),
+        error: str = "",
+    ) -> None:
+        """Report a change of ``ticket``'s document to the event endpoints, if there are any
+        (``instance`` is asked only then)."""
+        if not self.webhooks.endpoints or self.outbox is None:
+            return
+        event = document_event(
+            event_type, ticket.digest, ticket.names, self.store.now(), instance(),
+            outputs=outputs, error=error,
+        )  # fmt: skip
+        self.outbox.announce(event, self.webhooks)
 
 
 def fenced(lease: Lease, write: Callable[[], object]) -> bool:
@@ -211,8 +239,9 @@ def _digest_and_upload(
     progress: Progress,
     workdir: Path,
     previous: ObjectInfo | None,
-) -> int:
-    """Run the chain and upload the result; returns the page count. Raises ChainIncomplete,
+) -> tuple[int, DigestRecords]:
+    """Run the chain and upload the result; returns the page count and the outputs' records.
+    Raises ChainIncomplete,
     DigestError or Interrupted. ``previous`` is the existing result when reprocessing."""
     ticket = job.claim.ticket
     seconds: dict[str, float] = {}
@@ -290,7 +319,7 @@ def _digest_and_upload(
     ):
         log.info("%s: the result changed while we reprocessed it; keeping the newer", ticket.digest)
     progress.clear()
-    return int((primary.content or {}).get("pages", 0))
+    return int((primary.content or {}).get("pages", 0)), result
 
 
 def run_job(job: Job, ctx: JobContext) -> JobResult:
@@ -310,7 +339,7 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
         progress = Progress(ctx.store, ticket.digest, ctx.checkpoint_after)
         try:
             with tempfile.TemporaryDirectory(prefix="bucketdigest-job-") as workdir:
-                pages = _digest_and_upload(job, lease, ctx, progress, Path(workdir), previous)
+                pages, made = _digest_and_upload(job, lease, ctx, progress, Path(workdir), previous)
         except Interrupted as exc:
             if lease.lost.is_set():
                 log.warning("abandoning %s: %s", name, exc)
@@ -321,11 +350,20 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
         except Exception as exc:
             return fail(job, lease, ctx, progress, exc, traceback.format_exc())
         finished = lease.end(finish)
+    if finished:
+        ctx.announce(
+            EventType.DONE, ticket, lambda: _result_etag(ctx.store, ticket.digest), made.outputs
+        )
     if finished and ctx.delete_source:  # the result is written and the job is ours alone
         ctx.store.delete(keys.raw_key(ticket.digest, ticket.ext))
     return JobResult(
         ticket.digest, name, Outcome.DONE, pages=pages, seconds=time.perf_counter() - started
     )
+
+
+def _result_etag(store: Store, digest: str) -> str:
+    found = store.head(keys.out_key(digest))
+    return found.etag if found is not None else "gone"
 
 
 def _may_retry(exc: Exception) -> bool:
@@ -366,6 +404,8 @@ def fail(
         return abandoned
     if not retry:
         progress.clear()
+        attempt = f"attempt-{ticket.attempt}"
+        ctx.announce(EventType.FAILED, ticket, lambda: attempt, end.outputs, message)
 
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",

@@ -18,6 +18,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
 from bucketdigest.shared.bucket_settings import ENDPOINTS, BucketSettings, SettingsWatch
 from bucketdigest.shared.config import MONITOR_SECONDS
+from bucketdigest.shared.events import Outbox, Webhooks
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
@@ -72,6 +73,8 @@ class WorkerSettings:
     normal_lane_share: float = NORMAL_FIRST
     low_lane_share: float = LOW_FIRST
     """The shares of claims that look in a lower lane first (:mod:`worker.claim`)."""
+    webhooks: Webhooks = field(default_factory=Webhooks)
+    """Where events go when a document is done or fails for good (the bucket's ``events``)."""
 
     settings_version: int = 0
     """The version of the bucket's settings these follow (each result records it)."""
@@ -95,6 +98,7 @@ class WorkerSettings:
             **taken,
             idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
             digest=self._digest_following(chosen),
+            webhooks=bucket.webhooks,
             settings_version=bucket.version,
             chain_settings_version=bucket.chain_version,
         )
@@ -180,6 +184,7 @@ class Worker:
         self._stop_at: float | None = None
         self._last_monitor = 0.0
         self._watch: SettingsWatch | None = None
+        self._outbox = Outbox(self.store)
         self._last_settings_check = 0.0
         self.clock = clock
         self._window_closes: datetime | None = None
@@ -270,6 +275,8 @@ class Worker:
             chain_settings_version=self.settings.chain_settings_version,
             on_digester=self.metrics.digester_ran,
             delete_source=self.settings.delete_source_when_done,
+            webhooks=self.settings.webhooks,
+            outbox=self._outbox,
         )
 
     def _claimer(self) -> Claimer:
@@ -298,6 +305,7 @@ class Worker:
                 summary.exit_reason = self._loop(summary)
             finally:
                 sandbox.close()
+                self._outbox.close()
             log.info(
                 "worker %s exiting: %s (%s)",
                 self.worker_id,

@@ -1,0 +1,167 @@
+"""Events when a document finishes: every terminal document (done, failed for good, removed)
+reaches a receiver that fails some deliveries at least once, signed, with one idempotency key
+per change; what its sender could not deliver waits in the bucket for the monitor duty."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.monitor.purge import remove_document
+from bucketdigest.monitor.sweep import MonitorSettings, sweep
+from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import change_settings, read_settings
+from bucketdigest.shared.errors import ConfigError
+from bucketdigest.shared.events import SENDER_GRACE, drain_events
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.clocks import MovableClock
+
+SECRET = "a shared secret"
+
+
+class Receiver:
+    """A local endpoint that answers 500 to the first delivery of every other event and
+    drops the connection on the first delivery of another, keeping what it accepted."""
+
+    def __init__(self) -> None:
+        self.accepted: list[tuple[dict[str, str], bytes]] = []
+        self.tries: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                event_id = self.headers["webhook-id"]
+                with receiver.lock:
+                    receiver.tries[event_id] += 1
+                    first = receiver.tries[event_id] == 1
+                    refuse = first and int(event_id, 16) % 2 == 0
+                    drop = first and not refuse and len(receiver.tries) == 2
+                if drop:
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if not refuse:  # kept before it answers: the sender moves on at the answer
+                    with receiver.lock:
+                        headers = {k.lower(): v for k, v in self.headers.items()}
+                        receiver.accepted.append((headers, body))
+                self.send_response(500 if refuse else 204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def events(self) -> dict[str, list[dict]]:
+        """What was accepted, by event id, each body checked against its signature."""
+        found: dict[str, list[dict]] = defaultdict(list)
+        for headers, body in self.accepted:
+            signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+            expected = hmac.new(SECRET.encode(), signed, hashlib.sha256).digest()
+            assert headers["webhook-signature"] == "v1," + base64.b64encode(expected).decode()
+            event = json.loads(body)
+            assert event["id"] == headers["webhook-id"]
+            found[event["id"]].append(event)
+        return found
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver()
+    yield running
+    running.server.shutdown()
+
+
+def _pending(store: LocalStore) -> list[str]:
+    return [i.key for i in store.list(keys.event_prefix(keys.EventState.PENDING))]
+
+
+def test_every_terminal_document_reaches_a_failing_receiver_at_least_once(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    clock = MovableClock()
+    store = LocalStore(tmp_path / "bucket", clock=clock)
+    change_settings(
+        store,
+        {"events": [receiver.url], "events_secret": SECRET, "converter_mode": "legacy",
+         "max_attempts": 1},
+    )  # fmt: skip
+    for n in range(3):
+        make_pdf(tmp_path / "in" / f"good-{n}.pdf", title=f"Good {n}", pages=1, seed=n)
+    (tmp_path / "in" / "broken.pdf").write_bytes(b"%PDF-1.7 not really a PDF")
+    make_pdf(tmp_path / "lost" / "lost.pdf", title="Lost", pages=1, seed=9)
+    ingested = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    digest_of = {Path(f.path).name: f.digest for f in ingested.files}
+    lost = Ingestor(store).ingest([FolderSource(tmp_path / "lost", FileFilter())]).files[0].digest
+
+    # a worker whose lease expires: the monitor dead-letters it and records the event
+    assert queue.claim(store, lost, "lost-worker", 1.0).job is not None
+    Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
+    clock.advance(60)
+    assert sweep(store, MonitorSettings()).dead_lettered == [lost]
+    removed = digest_of["good-0.pdf"]
+    assert remove_document(store, removed).purged == (removed,)
+
+    # what the senders could not deliver is pending; the monitor duty drains it with backoff
+    assert _pending(store), "the receiver refused some first deliveries"
+    webhooks = read_settings(store)[0].webhooks
+    for _ in range(6):
+        clock.advance(max(SENDER_GRACE, 3600))
+        drain_events(store, lambda: webhooks)
+        if not _pending(store):
+            break
+    assert _pending(store) == []
+    assert list(store.list(keys.event_prefix(keys.EventState.UNDELIVERABLE))) == []
+
+    got = receiver.events()
+    by_change = {(e[0]["digest"], e[0]["type"]) for e in got.values()}
+    expected = {
+        (digest_of["good-0.pdf"], "document.done"),
+        (digest_of["good-1.pdf"], "document.done"),
+        (digest_of["good-2.pdf"], "document.done"),
+        (digest_of["broken.pdf"], "document.failed"),
+        (lost, "document.failed"),
+        (removed, "document.removed"),
+    }
+    assert by_change == expected
+    for events in got.values():
+        event = events[0]
+        assert all(e == event for e in events), "a retry sends the same event"
+        if event["type"] == "document.done":
+            assert event["result_key"] == keys.out_key(event["digest"])
+            assert event["outputs"]["markdown"] == "completed"
+            assert event["names"] and event["state"] == "done"
+        if event["digest"] == digest_of["broken.pdf"]:
+            assert event["error"] and event["state"] == "failed"
+    duplicates = sum(len(events) - 1 for events in got.values())
+    retried = sum(1 for tries in receiver.tries.values() if tries > 1)
+    assert retried >= 2, "some deliveries were refused and sent again"
+    assert duplicates == 0, "an accepted event is not sent again"
+
+
+def test_an_event_endpoint_must_be_https(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    with pytest.raises(ConfigError, match="not an https:// URL"):
+        change_settings(store, {"events": ["http://example.com/hooks"]})
+    settings = change_settings(
+        store, {"events": ["https://example.com/hooks"], "events_secret": "x"}
+    )
+    assert settings.public()["events_secret"] == "(set)"
