@@ -31,7 +31,7 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
-from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket
+from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket, work_via
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
@@ -109,6 +109,17 @@ def ingest(
     "again from its folder or repository).",
 )
 @metrics_port_option
+@click.option(
+    "--via",
+    metavar="URL",
+    help="Work through a broker (bucketdigest serve --broker) instead of with bucket "
+    "credentials: it hands this worker one claim at a time.",
+)
+@click.option(
+    "--token",
+    envvar="BUCKETDIGEST_WORKER_TOKEN",
+    help="This worker's token for --via (bucketdigest tokens add NAME).",
+)
 @library_errors
 def work(
     store: StoreSettings,
@@ -118,10 +129,13 @@ def work(
     exit_when_idle: bool,
     delete_source_when_done: bool,
     metrics_port: int | None,
+    via: str | None,
+    token: str | None,
 ) -> None:
     """Claim and convert queued documents until stopped.
 
     Example: bucketdigest work --bucket s3://my-bucket/digest --workers 2
+    Without credentials: bucketdigest work --via https://broker:8000 --token bdw_...
     """
     settings = replace(
         worker,
@@ -130,8 +144,17 @@ def work(
         delete_source_when_done=delete_source_when_done,
         metrics_port=metrics_port,
     )
-    refuse_shadowing(store, flags_given(SETTING_NAMES), flag_defaults(SETTING_NAMES))
-    for summary in work_bucket(store, settings, workers):
+    given, defaults = flags_given(SETTING_NAMES), flag_defaults(SETTING_NAMES)
+    if via is not None:
+        if not token:
+            raise click.UsageError("--via needs --token (or BUCKETDIGEST_WORKER_TOKEN)")
+        if delete_source_when_done:
+            raise click.UsageError("a brokered worker cannot delete sources")
+        summaries = work_via(via, token, settings, workers, given, defaults)
+    else:
+        refuse_shadowing(store, given, defaults)
+        summaries = work_bucket(store, settings, workers)
+    for summary in summaries:
         click.echo(
             render.worker_summary(summary, as_json=LogSetup.current().format is LogFormat.JSON)
         )

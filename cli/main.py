@@ -1,10 +1,10 @@
 """``bucketdigest``: one command for every role. Each command parses options, calls one
 library function and renders its result."""
 
-from bucketdigest.cli import browse, find, fleet, jobs, lifecycle, settings, web
+from bucketdigest.cli import browse, find, fleet, jobs, lifecycle, settings, tokens, web
 from bucketdigest.cli.group import cli
 
-__all__ = ["browse", "cli", "find", "fleet", "jobs", "lifecycle", "settings", "web"]
+__all__ = ["browse", "cli", "find", "fleet", "jobs", "lifecycle", "settings", "tokens", "web"]
 
 if __name__ == "__main__":
     cli()

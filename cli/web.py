@@ -66,6 +66,12 @@ DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
     help="Also answer AI assistants over the Model Context Protocol at /mcp (streamable "
     "HTTP; read-only tools: search, get_document, get_page, list_documents, status).",
 )
+@click.option(
+    "--broker",
+    is_flag=True,
+    help="Also broker work for workers without bucket credentials (bucketdigest work --via "
+    "URL --token T; tokens: bucketdigest tokens add NAME). Needs an s3:// bucket.",
+)
 @index_cache_options
 @library_errors
 def serve(
@@ -81,6 +87,7 @@ def serve(
     index_cache: IndexCacheSettings,
     processes: int,
     mcp: bool,
+    broker: bool,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -108,6 +115,7 @@ def serve(
         index_cache=index_cache,
         processes=processes,
         mcp=mcp,
+        broker=broker,
     )
     run_server(
         settings,

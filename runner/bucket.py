@@ -67,6 +67,12 @@ from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.worker_tokens import (
+    WorkerToken,
+    add_token,
+    list_tokens,
+    revoke_token,
+)
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.loop import WorkerSettings, WorkerSummary
 from bucketdigest.worker.reprocess import ReprocessReport
@@ -235,6 +241,19 @@ class Bucket:
     def replace_settings(self, text: str) -> BucketSettings:
         """Every setting from JSON text (``config edit``); those left out are unset."""
         return replace_settings(self.store, text)
+
+    def add_worker_token(self, name: str) -> tuple[str, WorkerToken]:
+        """A token for a worker without bucket credentials (``tokens add``): the token, shown
+        once, and its record."""
+        return add_token(self.store, name)
+
+    def worker_tokens(self) -> list[WorkerToken]:
+        """Every worker token, live or revoked (``tokens ls``)."""
+        return list_tokens(self.store)
+
+    def revoke_worker_token(self, name_or_id: str) -> WorkerToken:
+        """Revoke a worker token at once (``tokens revoke``)."""
+        return revoke_token(self.store, name_or_id)
 
     def check(self) -> RepairReport:
         """Check every result, source and marker for damage and repair what can be

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
@@ -15,6 +15,7 @@ from bucketdigest.shared.bucket_settings import adopt_flags, read_settings, refu
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.events import drain_events
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.stores.brokered import BrokeredStore
 from bucketdigest.worker.loop import MonitorCall, WorkerSettings, WorkerSummary
 from bucketdigest.worker.pool import run_workers
 
@@ -67,6 +68,34 @@ def adopt_settings(settings: StoreSettings, given: Mapping[str, Any]) -> None:
     """``run``: the settings its flags give become the bucket's where it leaves them unset
     (ConfigError where it sets another value)."""
     adopt_flags(open_store(settings, self_test=False), dict(given))
+
+
+@dataclass(frozen=True)
+class OpenBroker:
+    """Opens a store through a broker in whichever process calls it."""
+
+    url: str
+    token: str
+
+    def __call__(self) -> Store:
+        return BrokeredStore(self.url, self.token)
+
+
+def work_via(
+    broker_url: str,
+    token: str,
+    worker: WorkerSettings,
+    workers: int = 1,
+    given: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> list[WorkerSummary]:
+    """Run ``workers`` workers without bucket credentials, through the broker at
+    ``broker_url`` (``work --via``); they have no monitor duty (the credentialed fleet's
+    monitor sweeps their expired claims). ``given`` flags that differ from the bucket's
+    settings are refused, as for any worker."""
+    opened = OpenBroker(broker_url, token)
+    refuse_flags(read_settings(opened())[0], dict(given or {}), dict(defaults or {}))
+    return run_workers(workers, opened, replace(worker, monitor_every=None))
 
 
 def work_bucket(

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from bucketdigest.monitor.gauges import QueueGauges
-from bucketdigest.serve import api, pages
+from bucketdigest.serve import api, broker, pages
 from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
     Backend,
@@ -36,6 +36,7 @@ from bucketdigest.serve.backend import (
     ServeSettings,
     WritesOff,
 )
+from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.results import NoResult, NoSuchMember
@@ -126,6 +127,7 @@ async def _invalid_request(request: Request, exc: Exception) -> Response:
 def create_app(settings: ServeSettings) -> FastAPI:
     """The application for one bucket."""
     backend = Backend(settings)
+    brokering = broker_for(backend.store) if settings.broker else None
     agents = build_agent_server(backend) if settings.mcp else None
     agent_routes = agents.streamable_http_app(**agent_transport(settings)).routes if agents else []
 
@@ -136,6 +138,8 @@ def create_app(settings: ServeSettings) -> FastAPI:
                 await running.enter_async_context(agents.session_manager.run())
             yield
         backend.close()
+        if brokering is not None:
+            brokering.outbox.close()
 
     app = FastAPI(
         title="bucketdigest",
@@ -146,8 +150,10 @@ def create_app(settings: ServeSettings) -> FastAPI:
     )
     _api_page(app)
     app.state.backend = backend
+    app.state.broker = brokering
     app.router.routes.extend(agent_routes)  # /mcp
     app.include_router(api.router)
+    app.include_router(broker.router)
     app.include_router(pages.router)
     gauges = CollectorRegistry()
     gauges.register(QueueGauges(backend.store))

@@ -74,6 +74,8 @@ class ServeSettings:
     """Server processes answering at once (``serve --processes``)."""
     mcp: bool = False
     """Also answer AI assistants over the Model Context Protocol at ``/mcp``."""
+    broker: bool = False
+    """Also broker work for workers without bucket credentials (:mod:`.broker`)."""
     show_locations: bool = False
     """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
 

@@ -77,6 +77,15 @@ def event_key(state: EventState, event_id: str) -> str:
     return f"{event_prefix(state)}{event_id}.json"
 
 
+BROKER_TOKENS_PREFIX = "broker/tokens/"
+"""The tokens of workers without bucket credentials, ``broker/tokens/<sha256 of the token>.json``
+(the token itself is never stored; ``shared/worker_tokens.py``)."""
+
+
+def broker_token_key(token_hash: str) -> str:
+    return f"{BROKER_TOKENS_PREFIX}{check_hash(token_hash)}.json"
+
+
 INDEX_GENERATION_KEY = "index/generation.json"
 """Which tables are the index (``index/<table>-<generation>.lance/`` once rebuilt beside)."""
 

@@ -57,11 +57,12 @@ class Grant:
 
 
 GRANTS: dict[Role, Grant] = {
-    # claims and runs jobs; its monitor duty sweeps leases and keeps the search index
+    # claims and runs jobs; its monitor duty sweeps leases and keeps the search index; a
+    # broker (serve --broker) runs with these and reads the worker tokens
     Role.WORKER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
-              keys.EVENTS_PREFIX),
+              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
                keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
@@ -107,6 +108,7 @@ ROLE_OF_COMMAND: dict[str, Role] = {
     "purge": Role.ADMIN,
     "rm": Role.ADMIN,
     "config": Role.ADMIN,
+    "tokens": Role.ADMIN,
 }
 """The role whose credentials each command needs (``serve`` with writes on needs monitor's)."""
 

@@ -18,8 +18,10 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
 from bucketdigest.shared.bucket_settings import ENDPOINTS, BucketSettings, SettingsWatch
 from bucketdigest.shared.config import MONITOR_SECONDS
+from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.events import Outbox, Webhooks
 from bucketdigest.shared.logs import log_context
+from bucketdigest.shared.queue import ClaimResult
 from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
@@ -135,6 +137,18 @@ _QUEUE_SETTINGS = (
 """The bucket's settings a worker takes as they are (the chain's go into its digest)."""
 
 
+@dataclass(frozen=True)
+class BrokerClaims:
+    """Claims through a broker (``work --via``): the broker chooses, as a Claimer would."""
+
+    claim_next: Callable[[str, float], ClaimResult]
+    worker_id: str
+    lease_seconds: float
+
+    def next(self) -> ClaimResult:
+        return self.claim_next(self.worker_id, self.lease_seconds)
+
+
 def new_worker_id() -> str:
     """``host-pid-random``: unique per process, readable in markers."""
     return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(24):06x}"
@@ -175,7 +189,8 @@ class Worker:
         self.settings = settings
         self.started_with = settings
         """What the process was given; :attr:`settings` is that following the bucket's."""
-        self.worker_id = worker_id or new_worker_id()
+        # a brokered store names the token its workers' ids start with
+        self.worker_id = worker_id or getattr(store, "worker_prefix", "") + new_worker_id()
         self.on_result = on_result
         self.monitor_duty = monitor_duty
         self._sandbox = Sandbox(self.settings.limits, preload=preloads())
@@ -279,7 +294,10 @@ class Worker:
             outbox=self._outbox,
         )
 
-    def _claimer(self) -> Claimer:
+    def _claimer(self) -> Claimer | BrokerClaims:
+        through_broker = getattr(self.store.inner, "claim_next", None)
+        if through_broker is not None:  # a worker without bucket credentials
+            return BrokerClaims(through_broker, self.worker_id, self.settings.lease_seconds)
         return Claimer(
             self.store,
             self.worker_id,
@@ -331,6 +349,9 @@ class Worker:
             self._run_monitor_duty()
             try:
                 found = claimer.next()
+            except AccessDenied as exc:  # a revoked token, a missing grant: waiting cannot help
+                log.error("cannot claim: %s", exc)
+                return f"access denied: {exc}"
             except Exception:
                 log.exception("could not claim a job; trying again later")
                 self.stop_requested.wait(self.settings.idle_sleep)

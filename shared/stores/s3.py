@@ -13,6 +13,7 @@ bytes mean our own write succeeded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -106,6 +107,37 @@ class S3Store:
 
     def now(self) -> datetime:
         return datetime.now(UTC) + self._clock_offset
+
+    @functools.cached_property
+    def _presigner(self) -> Any:
+        """A SigV4 client for presigned URLs (so the conditions they carry are signed), with
+        the store's endpoint, region and credentials."""
+        meta = self.client.meta
+        credentials = self.client._request_signer._credentials  # the store's own identity
+        return boto3.client(
+            "s3",
+            endpoint_url=meta.endpoint_url,
+            region_name=meta.region_name or "us-east-1",
+            aws_access_key_id=credentials.access_key if credentials else None,
+            aws_secret_access_key=credentials.secret_key if credentials else None,
+            aws_session_token=credentials.token if credentials else None,
+            config=Config(signature_version="s3v4", s3=meta.config.s3),
+        )
+
+    def presign(
+        self, method: str, key: str, conditions: dict[str, str] | None = None, expires: int = 300
+    ) -> str:
+        """A URL that lets its holder GET or PUT ``key`` for ``expires`` seconds without
+        credentials (the broker hands these out). The ``If-None-Match`` / ``If-Match`` in
+        ``conditions`` are signed: the holder must send them, and S3 enforces them."""
+        params = {"Bucket": self.bucket, "Key": self._key(key)}
+        for header, param in (("If-None-Match", "IfNoneMatch"), ("If-Match", "IfMatch")):
+            if conditions and header in conditions:
+                params[param] = conditions[header]
+        operation = {"GET": "get_object", "PUT": "put_object"}[method]
+        return str(
+            self._presigner.generate_presigned_url(operation, Params=params, ExpiresIn=expires)
+        )
 
     def _key(self, key: str) -> str:
         return self.prefix + key

@@ -1,0 +1,304 @@
+"""The broker (``bucketdigest serve --broker``): workers without bucket credentials work
+through it, each with its own token (``bucketdigest tokens``).
+
+It holds the bucket credentials and lets a worker do, one claim at a time, exactly what a
+credentialed worker does to that claim's objects, and nothing else:
+
+- ``POST /broker/v1/claim`` claims the next job for the worker (its id must start with its
+  token's prefix, so every claim names the token that holds it);
+- ``POST /broker/v1/op`` runs one small store request (a marker, a checkpoint record, a HEAD, a
+  LIST of the claim's own ``work/`` folder) for the worker, the same fenced conditional writes
+  as ever;
+- ``POST /broker/v1/sign`` returns a presigned URL (5 minutes) for a large transfer: the source,
+  a checkpoint bundle, the result, with its ``If-None-Match`` / ``If-Match`` signed in.
+
+Every request of ``op`` and ``sign`` names the claim it is for; the broker reads that claim's
+processing marker and refuses the request unless the marker is held by a worker of the token,
+and the key belongs to the claim (its source, its result, its ``work/`` folder, its markers,
+the result of the document it supersedes, read only). The settings a worker reads come without
+the event endpoints: when a brokered worker ends a claim (the processing marker deleted through
+``op``), the broker records and sends the event itself, with the secret the worker never sees.
+A revoked token is refused at its next request; the claim it held expires and the monitor
+requeues it as for any lost worker.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.clock import format_time
+from bucketdigest.shared.errors import ConfigError, CorruptRecord, NotFound
+from bucketdigest.shared.events import EventType, Outbox, document_event
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Claim
+from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.stores.counting import CountingStore
+from bucketdigest.shared.tickets import registered_names
+from bucketdigest.shared.worker_tokens import WorkerToken, verify_token
+from bucketdigest.worker.claim import claim_next
+
+router = APIRouter(prefix="/broker/v1", include_in_schema=False)
+_bearer = HTTPBearer(auto_error=False)
+
+SIGNED_SECONDS = 300
+"""How long a presigned URL lasts: a revoked worker keeps at most this long what it was given."""
+
+Op = Literal["get", "head", "list", "put", "put_if_absent", "put_if_match", "delete", "delete_many"]
+_READS = {"get", "head", "list"}
+
+
+class OpRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    op: Op
+    claim: str | None = Field(default=None, description="the document whose claim it is for")
+    key: str = ""
+    keys: list[str] = Field(default_factory=list, max_length=1000)
+    data: str | None = Field(default=None, description="base64, for writes")
+    etag: str | None = None
+    start_after: str = ""
+    limit: int | None = Field(default=None, ge=1, le=1000)
+
+
+class SignRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    method: Literal["GET", "PUT"]
+    claim: str
+    key: str
+    if_none_match: bool = False
+    if_match: str | None = None
+
+
+class ClaimRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    worker_id: str = Field(max_length=200)
+    lease_seconds: float = Field(gt=0, le=86_400)
+
+
+@dataclass(frozen=True)
+class Broker:
+    """The broker's bucket and its event sender. A token is checked against the bucket at
+    every request (one GET), so a revocation holds from the next request on."""
+
+    store: Store
+    outbox: Outbox
+
+
+def _broker(request: Request) -> Broker:
+    broker = getattr(request.app.state, "broker", None)
+    if broker is None:
+        raise HTTPException(404, "this server is not a broker (serve --broker)")
+    return broker
+
+
+BrokerDep = Annotated[Broker, Depends(_broker)]
+
+
+def _worker_token(
+    broker: BrokerDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> WorkerToken:
+    if credentials is None:
+        raise HTTPException(401, "a worker token is needed (bucketdigest tokens add NAME)")
+    token = verify_token(broker.store, credentials.credentials)
+    if token is None:
+        raise HTTPException(403, "this worker token is unknown or revoked")
+    return token
+
+
+TokenDep = Annotated[WorkerToken, Depends(_worker_token)]
+
+
+def _held_claim(store: Store, token: WorkerToken, digest: str) -> Claim:
+    """The claim on ``digest``, if a worker of ``token`` holds it; 403 otherwise."""
+    try:
+        claim = Claim.from_json(store.get(keys.queue_key(QueueState.PROCESSING, digest)).data)
+    except (NotFound, CorruptRecord, ValueError):
+        claim = None
+    if claim is None or claim.hold or not claim.worker_id.startswith(token.worker_prefix):
+        raise HTTPException(403, f"this token holds no claim on {digest[:12]}")
+    return claim
+
+
+def _digest_of(key: str) -> tuple[str, str] | None:
+    """(what kind of key, the document) for the keys a claim may touch; None for others."""
+    try:
+        if key.startswith(keys.RAW_PREFIX):
+            return "raw", keys.parse_raw_key(key)[0]
+        if key.startswith(keys.OUT_PREFIX):
+            return "out", keys.parse_out_key(key)
+        if key.startswith(keys.WORK_PREFIX):
+            return "work", keys.parse_work_digest(key)
+        if key.startswith(keys.QUEUE_PREFIX):
+            return "queue", keys.parse_queue_key(key)[1]
+    except ValueError:
+        return None
+    return None
+
+
+def _check_scope(store: Store, token: WorkerToken, op: str, key: str, claim: str | None) -> None:
+    """403 unless ``op`` on ``key`` is something the claim ``claim`` needs."""
+    if key == keys.SETTINGS_KEY and op in ("get", "head"):
+        return
+    if key.startswith(keys.WORKERS_PREFIX):  # a worker's own waiting note
+        if key.removeprefix(keys.WORKERS_PREFIX).startswith(token.worker_prefix):
+            return
+        raise HTTPException(403, "a worker writes only its own note")
+    found = _digest_of(key)
+    if found is None or claim is None:
+        raise HTTPException(403, f"{key} is not an object of a claim")
+    kind, digest = found
+    held = _held_claim(store, token, claim)
+    if digest == claim and not (kind == "raw" and op not in _READS):
+        return
+    if kind == "out" and digest == held.ticket.supersedes and op in _READS:
+        return  # the previous revision's result, which the chain reads
+    raise HTTPException(403, f"{key} is not an object of the claim on {claim[:12]}")
+
+
+def _info(found: ObjectInfo | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "key": found.key,
+        "size": found.size,
+        "etag": found.etag,
+        "last_modified": format_time(found.last_modified),
+    }
+
+
+def _bytes(request: OpRequest) -> bytes:
+    if request.data is None:
+        raise HTTPException(422, f"{request.op} needs data")
+    return base64.b64decode(request.data)
+
+
+def _settings_for_workers(data: bytes) -> bytes:
+    """The bucket's settings as a brokered worker reads them: without the event endpoints and
+    secret (the broker sends a brokered worker's events)."""
+    settings = json.loads(data)
+    settings["events"] = settings["events_secret"] = None
+    return json.dumps(settings).encode()
+
+
+def _announce_end(broker: Broker, digest: str) -> None:
+    """A brokered worker ended its claim: report the document done or failed for good."""
+    hooks = read_settings(broker.store)[0].webhooks
+    if not hooks.endpoints:
+        return
+    store = broker.store
+    if queue.todo_marker(store, digest) is not None:  # back in line: nothing to report
+        return
+    now = store.now()
+    failure = queue.read_failure(store, digest)
+    if failure is not None:
+        event = document_event(
+            EventType.FAILED, digest, failure.ticket.names, now,
+            f"attempt-{failure.ticket.attempt}", outputs=failure.outputs, error=failure.error,
+        )  # fmt: skip
+    elif (result := store.head(keys.out_key(digest))) is not None:
+        names = registered_names(store, digest)
+        event = document_event(EventType.DONE, digest, names, now, result.etag)
+    else:
+        return
+    broker.outbox.announce(event, hooks)
+
+
+@router.post("/claim")
+def claim(request: ClaimRequest, broker: BrokerDep, token: TokenDep) -> dict[str, Any]:
+    """Claim the next job for the worker ``worker_id`` (one of this token's)."""
+    if not request.worker_id.startswith(token.worker_prefix):
+        raise HTTPException(403, f"a worker of this token has an id starting {token.worker_prefix}")
+    found = claim_next(broker.store, request.worker_id, request.lease_seconds)
+    job = found.job
+    return {
+        "job": None
+        if job is None
+        else {"claim": json.loads(job.claim.to_json()), "etag": job.etag},
+        "deferred": found.deferred,
+        "now": format_time(broker.store.now()),
+    }
+
+
+@router.post("/op")
+def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str, Any]:
+    """One store request of the claim ``claim``, by the broker's credentials."""
+    store = broker.store
+    op, key = request.op, request.key
+    targets = request.keys if op == "delete_many" else [key]
+    for target in targets:
+        _check_scope(store, token, op, target, request.claim)
+    answer: dict[str, Any] = {"now": format_time(store.now())}
+    if op == "get":
+        try:
+            found = store.get(key)
+        except NotFound:
+            raise HTTPException(404, f"{key} not found") from None
+        data = _settings_for_workers(found.data) if key == keys.SETTINGS_KEY else found.data
+        answer |= {
+            "data": base64.b64encode(data).decode(),
+            "etag": found.etag,
+            "last_modified": format_time(found.last_modified),
+        }
+    elif op == "head":
+        answer["info"] = _info(store.head(key))
+    elif op == "list":
+        listed = store.list(key, request.start_after, request.limit)
+        answer["items"] = [_info(info) for info in listed]
+    elif op == "put":
+        answer["etag"] = store.put(key, _bytes(request))
+    elif op == "put_if_absent":
+        answer["etag"] = store.put_if_absent(key, _bytes(request))
+    elif op == "put_if_match":
+        if request.etag is None:
+            raise HTTPException(422, "put_if_match needs etag")
+        answer["etag"] = store.put_if_match(key, _bytes(request), request.etag)
+    elif op == "delete":
+        answer["deleted"] = store.delete(key, if_match=request.etag)
+        ended = key == keys.queue_key(QueueState.PROCESSING, request.claim or "")
+        if ended and answer["deleted"] and request.claim is not None:
+            _announce_end(broker, request.claim)
+    elif op == "delete_many":
+        store.delete_many(request.keys)
+    return answer
+
+
+@router.post("/sign")
+def sign(request: SignRequest, broker: BrokerDep, token: TokenDep) -> dict[str, Any]:
+    """A presigned URL for one large transfer of the claim ``claim``, and the headers its
+    request must carry."""
+    op = "get" if request.method == "GET" else "put"
+    _check_scope(broker.store, token, op, request.key, request.claim)
+    conditions = {}
+    if request.if_none_match:
+        conditions["If-None-Match"] = "*"
+    if request.if_match:
+        conditions["If-Match"] = request.if_match
+    presign = getattr(_unwrapped(broker.store), "presign", None)
+    if presign is None:
+        raise HTTPException(501, "this bucket cannot presign URLs: the broker needs an S3 bucket")
+    url = presign(request.method, request.key, conditions, SIGNED_SECONDS)
+    return {"url": url, "headers": conditions, "now": format_time(broker.store.now())}
+
+
+def _unwrapped(store: Store) -> Store:
+    while isinstance(store, CountingStore):
+        store = store.inner
+    return store
+
+
+def broker_for(store: Store) -> Broker:
+    """The broker of ``store``; ConfigError unless it can presign URLs (an S3 bucket)."""
+    if getattr(_unwrapped(store), "presign", None) is None:
+        raise ConfigError(f"{store.url} cannot presign URLs: serve --broker needs an s3:// bucket")
+    return Broker(store, Outbox(store))
