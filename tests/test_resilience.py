@@ -148,7 +148,9 @@ def test_a_paused_zombie_abandons_its_job_and_touches_nothing_of_the_new_owner(
     (digest,) = _ingest(store, tmp_path / "pdfs", lease_seconds=2)
     processing = keys.queue_key(QueueState.PROCESSING, digest)
     zombie = _work(moto_bucket, moto_endpoint, "--max-jobs", "1", "--monitor-every", "1000")
-    _wait_for(lambda: store.head(processing) is not None)
+    todo = keys.queue_key(QueueState.TODO, digest)
+    # the claim is whole (its todo marker gone too) before the zombie is paused
+    _wait_for(lambda: store.head(processing) is not None and store.head(todo) is None)
     zombie_id = Claim.from_json(store.get(processing).data).worker_id
     zombie.send_signal(signal.SIGSTOP)
     try:

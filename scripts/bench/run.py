@@ -18,6 +18,7 @@ import claims
 import damage
 import embeddings
 import fidelity
+import fleet
 import hashing
 import index_cache
 import memory
@@ -54,6 +55,7 @@ SECTIONS = (
     "speech",
     "before-after",
     "damage",
+    "fleet",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -127,6 +129,9 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         )
     if "scale" in wanted:
         add("A million documents: status, ls and the consistency sweep", scale.run(args.quick))
+    if "fleet" in wanted:
+        add("Workers without credentials: the broker", fleet.broker_run(args.quick))
+        add("Events under a failing receiver", fleet.events_run(args.quick))
     if "damage" in wanted:
         add("Damage: one damaged object costs only itself", damage.run(args.quick))
     return out

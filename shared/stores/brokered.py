@@ -59,6 +59,8 @@ class BrokeredStore:
         self._offset = timedelta(0)
         self.requests = 0
         """Requests made to the broker (the bench reports them per document)."""
+        self.transfers_made = 0
+        """Transfers made straight to the bucket by presigned URLs."""
         self._retrying = dict(
             retry=retry_if_exception_type(TransientStoreError),
             wait=wait_random_exponential(multiplier=0.2, max=5),
@@ -150,6 +152,7 @@ class BrokeredStore:
 
     def download(self, key: str, dest: Path) -> ObjectInfo:
         signed = self._post("/sign", {"method": "GET", "claim": self.claim, "key": key})
+        self.transfers_made += 1
         with self.transfers.stream("GET", signed["url"]) as answer:
             if answer.status_code == 404:
                 raise NotFound(f"{key} not found")
@@ -178,6 +181,7 @@ class BrokeredStore:
         request = {"method": "PUT", "claim": self.claim, "key": key}
         conditions = {"if_none_match": if_none_match, "if_match": if_match or None}
         signed = self._post("/sign", request | conditions)
+        self.transfers_made += 1
         content = data.open("rb") if isinstance(data, Path) else data
         try:
             answer = self.transfers.put(signed["url"], content=content, headers=signed["headers"])
