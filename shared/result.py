@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 DOCUMENT = "document.md"
+DOCUMENT_STRUCTURE = "document.json"
+"""The document as blocks with their page regions (``worker/document_blocks.py``; its schema
+``shared/document.schema.json``)."""
 INFO = "info.json"
 DIGESTS = "digests.json"
 PAGE_INDEX = "pages.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import uuid
@@ -10,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
+import jsonschema
 import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
+from bucketdigest.shared.result import DOCUMENT_STRUCTURE, damage
 from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
@@ -41,6 +44,28 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def results_follow_the_document_schema(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """Every result the suite makes in a local bucket: its ``document.json`` follows the
+    published schema (``shared/document.schema.json``). Checked once the session ends, over
+    every result zip left in the session's folders (results the tests damage on purpose, or
+    build by hand without the chain, are passed over)."""
+    yield
+    schema = json.loads((Path(__file__).parents[1] / "shared" / "document.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    for archive in tmp_path_factory.getbasetemp().rglob("store/out/*.zip"):
+        if damage(archive) is not None:
+            continue
+        with zipfile.ZipFile(archive) as opened:
+            if DOCUMENT_STRUCTURE not in opened.namelist():
+                continue
+            structure = json.loads(opened.read(DOCUMENT_STRUCTURE))
+        errors = sorted(validator.iter_errors(structure), key=lambda e: list(e.path))
+        assert not errors, f"{archive}: {errors[0].message} at {list(errors[0].path)}"
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,7 @@ import scale
 import searching
 import serving
 import speech
+import structure
 import throughput
 from common import ROOT, machine
 
@@ -56,6 +57,7 @@ SECTIONS = (
     "before-after",
     "damage",
     "fleet",
+    "structure",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -132,6 +134,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
     if "fleet" in wanted:
         add("Workers without credentials: the broker", fleet.broker_run(args.quick))
         add("Events under a failing receiver", fleet.events_run(args.quick))
+    if "structure" in wanted:
+        add("document.json: regions on real pages, and its cost", structure.run(args.quick))
     if "damage" in wanted:
         add("Damage: one damaged object costs only itself", damage.run(args.quick))
     return out

@@ -1,0 +1,123 @@
+"""document.json on real documents: how well each block's region covers its words, and what the
+file adds to a result (bytes and time per page).
+
+The corpus's paged documents (PDFs and e-books, every category, at most ``PAGES`` pages each)
+are converted with ``bucketdigest run`` and its default options. For every block with words,
+the words of its page's text layer whose centres fall inside its regions are compared with the
+block's own words (the test's measure: at least 95% should be inside). Pages read by OCR are
+measured against the OCR's words instead. The time is that of building document.json again
+from each result (the pages, the OCR words and the source), per page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+from statistics import median
+
+import pymupdf
+from common import CLI, table
+from corpus import fetch, page_count
+
+from bucketdigest.shared.result import DOCUMENT_STRUCTURE
+from bucketdigest.worker.document_blocks import document_structure, text_layer_words, word_keys
+from bucketdigest.worker.pagetext import document_pages
+
+PAGES = 40
+"""Longer documents are left out (the bench should take minutes)."""
+
+
+def _inside(block: dict, words: list) -> float:
+    inside: list[str] = []
+    for word in words:
+        cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+        if any(r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"] for r in block["regions"]):
+            inside.extend(word_keys(word.text))
+    wanted = word_keys(block["text"])
+    return sum(min(inside.count(k), wanted.count(k)) for k in set(wanted)) / len(wanted)
+
+
+def run(quick: bool) -> str:
+    files = [(p, c) for p, c in fetch() if p.suffix.lower() in (".pdf", ".epub", ".xps", ".cbz")]
+    chosen = [(p, c) for p, c in files if 0 < page_count(p) <= PAGES][: 4 if quick else None]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        sources: dict[str, Path] = {}
+        for number, (path, category) in enumerate(chosen):
+            copy = root / "in" / re.sub(r"\W+", "-", category) / f"{number:03d}-{path.name}"
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+            sources[copy.name] = copy
+        bucket = root / "bucket"
+        subprocess.run([*CLI, "run", str(root / "in"), "--bucket", str(bucket)],
+                       capture_output=True)  # fmt: skip
+        shares: dict[str, list[float]] = defaultdict(list)
+        located: dict[str, list[bool]] = defaultdict(list)
+        sizes, pages_total, seconds = 0, 0, 0.0
+        results = sorted((bucket / "store" / "out").glob("*.zip"))
+        for archive in results:
+            with zipfile.ZipFile(archive) as opened:
+                info = json.loads(opened.read("info.json"))
+                raw = opened.read(DOCUMENT_STRUCTURE)
+                structure = json.loads(raw)
+                tree = root / "tree" / archive.stem
+                opened.extractall(tree)
+            source = next((sources[n.rsplit("/", 1)[-1]] for n in info.get("names", [])
+                           if n.rsplit("/", 1)[-1] in sources), None)  # fmt: skip
+            if source is None:
+                continue
+            sizes += len(raw)
+            pages_total += len(structure["pages"])
+            started = time.perf_counter()
+            document_structure(archive.stem, document_pages(tree), tree, source)
+            seconds += time.perf_counter() - started
+            doc = pymupdf.open(source)
+            words_of = {}
+            for block in structure["blocks"]:
+                if not block["text"] or block["kind"] == "picture":
+                    continue
+                located[block["kind"]].append(bool(block["regions"]))
+                page = structure["pages"][block["page"] - 1]
+                if not block["regions"] or page["words"] != "text-layer":
+                    continue
+                if block["page"] not in words_of:
+                    words_of[block["page"]] = text_layer_words(doc[block["page"] - 1])
+                shares[block["kind"]].append(_inside(block, words_of[block["page"]]))
+            doc.close()
+            shutil.rmtree(tree)
+    rows = []
+    for kind in sorted(located):
+        found = shares.get(kind, [])
+        rows.append((
+            kind,
+            len(located[kind]),
+            f"{sum(located[kind]) / len(located[kind]):.1%}",
+            f"{median(found):.1%}" if found else "—",
+            f"{sum(s >= 0.95 for s in found) / len(found):.1%}" if found else "—",
+        ))  # fmt: skip
+    everything = [s for kind in shares for s in shares[kind]]
+    blocks = sum(len(v) for v in located.values())
+    rows.append((
+        "all", blocks, f"{sum(sum(v) for v in located.values()) / max(1, blocks):.1%}",
+        f"{median(everything):.1%}" if everything else "—",
+        f"{sum(s >= 0.95 for s in everything) / max(1, len(everything)):.1%}",
+    ))  # fmt: skip
+    header = ("block kind", "blocks", "with a region", "median words inside",
+              "blocks with ≥95% inside")  # fmt: skip
+    return (
+        f"{len(results)} corpus documents with pages ({pages_total} pages, up to {PAGES} a "
+        "document), `bucketdigest run` with its default options. Words inside: of a block's "
+        "words, the share found among the text-layer words whose centres lie in its regions "
+        "(blocks on OCR'd pages are left out of that column).\n\n"
+        + table(header, rows)
+        + f"\n\ndocument.json adds {sizes / max(1, pages_total) / 1024:.1f} KiB a page "
+        f"(stored deflated in the zip: less) and takes {seconds / max(1, pages_total) * 1000:.0f}"
+        " ms a page to build (the search-keyword digester).\n"
+    )

@@ -1,0 +1,125 @@
+"""document.json: blocks in reading order with their regions on the page; chunks cut from them."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pymupdf
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bucketdigest.ingestor.ingest import Ingestor
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.shared import keys
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.digesters.search_keyword import block_chunks, page_chunks
+from bucketdigest.worker.document_blocks import (
+    document_structure,
+    page_blocks,
+    text_layer_words,
+    word_keys,
+)
+from bucketdigest.worker.loop import Worker, WorkerSettings
+
+
+def _table(rows: int, start: int = 0, header: bool = True) -> str:
+    lines = ["| Name | Pop. | Area |", "|---|---|---|"] if header else []
+    lines += [f"| Town {n} | {1000 + n} | {n * 3} km2 |" for n in range(start, start + rows)]
+    return "\n".join(lines)
+
+
+def test_each_markdown_block_is_a_block_of_its_kind() -> None:
+    page = (
+        "# Rules\n\n## Combat\n\nSwing the sword.\n\n- first item\n- second item\n\n"
+        + _table(2)
+        + "\n\n![](images/page-1-0.png)\n\nFigure 1: The board.\n\n```\nroll d20\n```\n"
+    )
+    blocks = [(b.kind, b.level, b.text) for b in page_blocks(page, 1)]
+    assert blocks[:5] == [
+        ("heading", 1, "Rules"),
+        ("heading", 2, "Combat"),
+        ("paragraph", None, "Swing the sword."),
+        ("list_item", None, "first item"),
+        ("list_item", None, "second item"),
+    ]
+    kinds = [kind for kind, _, _ in blocks]
+    assert kinds[5:] == ["table", "picture", "caption", "code"]
+    table, picture = page_blocks(page, 1)[5:7]
+    assert table.rows is not None and [c["text"] for c in table.rows[0]] == ["Name", "Pop.", "Area"]
+    assert table.rows[0][0]["header"] and not table.rows[1][0]["header"]
+    assert picture.image == "images/page-1-0.png" and picture.caption == "Figure 1: The board."
+
+
+def test_a_table_of_sixty_rows_is_chunked_by_rows_each_piece_with_its_header() -> None:
+    chunks = page_chunks(["## Towns\n\n" + _table(60)], max_chars=600)
+    assert len(chunks) > 2
+    table_chunks = [c for c in chunks if "Town" in c.text]
+    for chunk in table_chunks:  # the header row heads the rows of every piece
+        lines = chunk.text.splitlines()
+        assert lines[lines.index("Name | Pop. | Area") + 1].startswith("Town ")
+    rows = [line for c in table_chunks for line in c.text.splitlines() if line.startswith("Town ")]
+    assert rows == [f"Town {n} | {1000 + n} | {n * 3} km2" for n in range(60)], "each row once"
+    assert all(c.headings == ("Towns",) for c in table_chunks)
+
+
+def test_a_table_continued_over_a_page_break_is_one_table(tmp_path: Path) -> None:
+    pages = ["Intro.\n\n" + _table(5), _table(5, start=5) + "\n\nAfter."]
+    structure = document_structure("0" * 64, pages, tmp_path, None)
+    tables = [b for b in structure["blocks"] if b["kind"] == "table"]
+    assert len(tables) == 1
+    assert [r[0]["text"] for r in tables[0]["rows"][1:]] == [f"Town {n}" for n in range(10)]
+    assert [b["kind"] for b in structure["blocks"]] == ["paragraph", "table", "paragraph"]
+    # a heading between them keeps them apart
+    apart = ["Intro.\n\n" + _table(5), "## New part\n\n" + _table(5, start=5)]
+    split = document_structure("0" * 64, apart, tmp_path, None)
+    assert sum(b["kind"] == "table" for b in split["blocks"]) == 2
+
+
+@given(st.text(max_size=300))
+def test_any_page_text_gives_blocks_and_chunks_without_error(text: str) -> None:
+    blocks = [b.as_json(n) for n, b in enumerate(page_blocks(text, 1), start=1)]
+    for chunk in block_chunks(blocks):
+        assert chunk.text and chunk.blocks
+
+
+def test_regions_cover_the_words_of_their_blocks_on_the_page(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    source = make_pdf(tmp_path / "in" / "rules.pdf", title="Rules of the Sea", pages=3, seed=3)
+    Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())])
+    Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
+    (result,) = store.list(keys.OUT_PREFIX)
+    with zipfile.ZipFile(io.BytesIO(store.get(result.key).data)) as archive:
+        structure = json.loads(archive.read("document.json"))
+        chunks = [json.loads(line) for line in archive.read("chunks.jsonl").splitlines()]
+
+    doc = pymupdf.open(source)
+    assert [p["width"] for p in structure["pages"]] == [round(p.rect.width, 2) for p in doc]
+    shares = []
+    for block in structure["blocks"]:
+        if block["kind"] in ("picture",) or not block["text"]:
+            continue
+        assert block["regions"], block
+        page = doc[block["page"] - 1]
+        inside = []
+        for word in text_layer_words(page):
+            cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+            if any(
+                r["page"] == block["page"] and r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"]
+                for r in block["regions"]
+            ):
+                inside.extend(word_keys(word.text))
+        wanted = word_keys(block["text"])
+        found = sum(min(inside.count(k), wanted.count(k)) for k in set(wanted))
+        shares.append(found / len(wanted))
+    assert min(shares) >= 0.95, sorted(shares)[:5]
+
+    # every chunk names its blocks, and its regions are theirs
+    by_id = {b["id"]: b for b in structure["blocks"]}
+    for chunk in chunks:
+        assert chunk["blocks"] and all(b in by_id for b in chunk["blocks"])
+        assert chunk["regions"] == [r for b in chunk["blocks"] for r in by_id[b]["regions"]]

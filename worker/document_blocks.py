@@ -1,0 +1,383 @@
+"""``document.json``: the document as blocks in reading order, each with its page, its kind and
+text, and its regions on the page (PDF points, origin top-left), so an answer can be pointed at.
+
+The blocks are read off each page's final Markdown (what every other output is made from: the
+converter's text with its OCR and linked-page text merged in), one Markdown block each: a
+heading (with its level), a paragraph, a list item, a table (rows of cells), a picture (its
+image member, and the caption after it), a caption, a footnote, a formula, code; a page's
+running header and footer lines (kept aside in ``pages.json``) are blocks of kind ``running``.
+The chunks (``chunks.jsonl``) are cut from these same blocks, so the two cannot disagree.
+
+A block's regions come from the words of the page it stands on: the PDF's text layer
+(PyMuPDF's word boxes) or, for a page read by OCR, Tesseract's word boxes (``ocr/NNNN.tsv``,
+scaled from pixels to points). The block's words are aligned with the page's words in reading
+order (:class:`difflib.SequenceMatcher`), each page word used by one block only; the region is
+the box around the words found, one per column or line group where they jump. ``coverage``
+says what share of the block's words were found; a block none of whose words is on the page
+(a caption the converter wrote, a page without a text layer nobody read) has no region.
+Sources without pages (web pages, Office files, text, audio) have blocks without regions.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from bucketdigest.shared.result import PAGE_INDEX, OcrAside, ocr_aside_member
+from bucketdigest.worker.pagetext import plain_text
+
+SCHEMA_VERSION = 1
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)[^)]*\)")
+_CAPTION = re.compile(
+    r"^\s*(?:\*\*|_|\*)?\s*(?:figure|fig\.|table|tab\.|abbildung|abb\.|tabelle|chart|plate|map)"
+    r"\s*[\dIVXivx]",
+    re.IGNORECASE,
+)
+_FOOTNOTE = re.compile(r"^\s*(?:\[\^[^\]]+\]:|[¹²³⁴⁵⁶⁷⁸⁹⁰]+|<sup>\s*\w+\s*</sup>|\^\w+\^?)\s*\S")
+_FORMULA = re.compile(r"^\s*\$\$.*\$\$\s*$", re.DOTALL)
+_WORD = re.compile(r"\w+", re.UNICODE)
+_GAP_WORDS = 12
+"""Page words between two found words beyond which they belong to different regions."""
+
+
+@dataclass
+class Word:
+    """A word of a page and its box, in points from the page's top-left corner."""
+
+    text: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass
+class Block:
+    kind: str
+    text: str
+    page: int
+    markdown: str
+    level: int | None = None
+    rows: list[list[dict[str, Any]]] | None = None
+    image: str | None = None
+    caption: str | None = None
+    regions: list[dict[str, float]] = field(default_factory=list)
+    coverage: float | None = None
+
+    def as_json(self, number: int) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": f"b{number}",
+            "kind": self.kind,
+            "page": self.page,
+            "text": self.text,
+            "regions": self.regions,
+        }
+        optional = {
+            "level": self.level,
+            "rows": self.rows,
+            "image": self.image,
+            "caption": self.caption,
+            "coverage": self.coverage,
+        }
+        return data | {k: v for k, v in optional.items() if v is not None}
+
+
+def _key(word: str) -> str:
+    """A word as compared between the Markdown and the page: letters and digits, case and
+    accents folded (ligatures and full-width forms too, by NFKD)."""
+    folded = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
+def word_keys(text: str) -> list[str]:
+    return [k for k in (_key(w) for w in _WORD.findall(text)) if k]
+
+
+def _inline_text(token: Token) -> str:
+    return plain_text(token.content)
+
+
+def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[dict[str, Any]]], int]:
+    """The rows of the table opening at ``start``, and the index after it."""
+    rows: list[list[dict[str, Any]]] = []
+    n = start + 1
+    header = False
+    while tokens[n].type != "table_close":
+        kind = tokens[n].type
+        if kind == "thead_open":
+            header = True
+        elif kind == "thead_close":
+            header = False
+        elif kind == "tr_open":
+            rows.append([])
+        elif kind in ("th_open", "td_open"):
+            cell = {"text": _inline_text(tokens[n + 1]), "header": header or kind == "th_open"}
+            rows[-1].append(cell | {"colspan": 1, "rowspan": 1})
+        n += 1
+    return rows, n + 1
+
+
+def _lines(markdown: str, token: Token) -> str:
+    if token.map is None:
+        return ""
+    lines = markdown.splitlines()
+    return "\n".join(lines[token.map[0] : token.map[1]])
+
+
+def page_blocks(markdown: str, page: int) -> list[Block]:
+    """The blocks of one page's Markdown, in order."""
+    tokens = _MARKDOWN.parse(markdown)
+    blocks: list[Block] = []
+    in_item = 0
+    n = 0
+    while n < len(tokens):
+        token = tokens[n]
+        kind = token.type
+        if kind == "list_item_open":
+            in_item += 1
+        elif kind == "list_item_close":
+            in_item -= 1
+        elif kind == "heading_open":
+            level = int(token.tag[1])
+            text = _inline_text(tokens[n + 1])
+            blocks.append(Block("heading", text, page, _lines(markdown, token), level=level))
+        elif kind == "paragraph_open":
+            source = tokens[n + 1].content
+            blocks.append(_paragraph(source, page, _lines(markdown, token), in_item > 0))
+        elif kind == "table_open":
+            rows, after = _table_rows(tokens, n)
+            text = "\n".join(" | ".join(cell["text"] for cell in row) for row in rows)
+            blocks.append(Block("table", text, page, _lines(markdown, token), rows=rows))
+            n = after
+            continue
+        elif kind in ("fence", "code_block"):
+            blocks.append(Block("code", token.content.rstrip("\n"), page, _lines(markdown, token)))
+        elif kind == "html_block":
+            text = plain_text(token.content)
+            if text:
+                blocks.append(Block("paragraph", text, page, _lines(markdown, token)))
+        n += 1
+    _attach_captions(blocks)
+    return [b for b in blocks if b.text or b.kind == "picture"]
+
+
+def _paragraph(source: str, page: int, markdown: str, in_item: bool) -> Block:
+    images = _IMAGE.findall(source)
+    text = plain_text(source)
+    if images and not _IMAGE.sub("", source).strip():
+        return Block("picture", "", page, markdown, image=images[0])
+    if in_item:
+        return Block("list_item", text, page, markdown)
+    if _FORMULA.match(source):
+        return Block("formula", source.strip().strip("$").strip(), page, markdown)
+    if _CAPTION.match(text):
+        return Block("caption", text, page, markdown)
+    if _FOOTNOTE.match(source):
+        return Block("footnote", text, page, markdown)
+    return Block("paragraph", text, page, markdown)
+
+
+def _attach_captions(blocks: list[Block]) -> None:
+    """A picture takes the caption just after it (or just before, when none follows)."""
+    for n, block in enumerate(blocks):
+        if block.kind != "picture":
+            continue
+        for neighbour in (n + 1, n - 1):
+            if 0 <= neighbour < len(blocks) and blocks[neighbour].kind == "caption":
+                block.caption = blocks[neighbour].text
+                break
+
+
+def text_layer_words(page: Any) -> list[Word]:
+    """A PyMuPDF page's words with their boxes (points, top-left origin), in reading order."""
+    return [Word(w[4], w[0], w[1], w[2], w[3]) for w in page.get_text("words", sort=False)]
+
+
+def ocr_words(tsv: str, page_width: float) -> list[Word]:
+    """Tesseract's words of a page (its TSV) in points: its page row gives the width in pixels
+    the page was read at, ``page_width`` (points) the scale."""
+    words = []
+    scale = 0.0
+    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
+        try:
+            left, top = float(row["left"]), float(row["top"])
+            width, height = float(row["width"]), float(row["height"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if row.get("level") == "1" and width > 0:
+            scale = page_width / width
+        text = (row.get("text") or "").strip()
+        if not text or row.get("level") != "5" or not scale:
+            continue
+        words.append(
+            Word(text, left * scale, top * scale, (left + width) * scale, (top + height) * scale)
+        )
+    return words
+
+
+def _region(words: list[Word], page: int) -> dict[str, float]:
+    return {
+        "page": page,
+        "x0": round(min(w.x0 for w in words), 2),
+        "y0": round(min(w.y0 for w in words), 2),
+        "x1": round(max(w.x1 for w in words), 2),
+        "y1": round(max(w.y1 for w in words), 2),
+    }
+
+
+def _groups(found: list[int]) -> Iterator[list[int]]:
+    """Found page-word indices split where they jump (another column, another place)."""
+    group: list[int] = []
+    for index in found:
+        if group and index - group[-1] > _GAP_WORDS:
+            yield group
+            group = []
+        group.append(index)
+    if group:
+        yield group
+
+
+def locate(blocks: list[Block], words: list[Word], page: int) -> None:
+    """Give each block of ``page`` its regions and coverage from the page's ``words``."""
+    used = [False] * len(words)
+    split = [word_keys(w.text) for w in words]  # a page word may hold several: "d20-roll"
+    flat: list[tuple[str, int]] = [(k, n) for n, parts in enumerate(split) for k in parts]
+    for block in blocks:
+        wanted = word_keys(block.text)
+        if not wanted or not flat:
+            continue
+        available = [k if not used[n] else "\0" for k, n in flat]
+        matcher = difflib.SequenceMatcher(None, available, wanted, autojunk=False)
+        found_flat = [i for a, _, size in matcher.get_matching_blocks() for i in range(a, a + size)]
+        found = sorted({flat[i][1] for i in found_flat})
+        block.coverage = round(len(found_flat) / len(wanted), 3)
+        if not found:
+            continue
+        groups = list(_groups(found))
+        largest = max(len(g) for g in groups)
+        # stray matches of common words far from the rest are not the block
+        kept = [g for g in groups if len(g) >= max(2, largest // 4) or len(groups) == 1]
+        for group in kept:
+            for index in group:
+                used[index] = True
+            block.regions.append(_region([words[i] for i in group], page))
+
+
+def _running_blocks(page_index: dict[str, Any], page: int) -> tuple[list[Block], list[Block]]:
+    """The running lines the converter took off ``page`` (``pages.json``), as blocks."""
+    running = page_index.get("running") or []
+    lines = running[page - 1] if page - 1 < len(running) else {}
+
+    def made(position: str) -> list[Block]:
+        texts = [(plain_text(line), line) for line in lines.get(position, [])]
+        return [Block("running", text, page, line) for text, line in texts if text]
+
+    return made("header"), made("footer")
+
+
+def document_structure(
+    digest: str, pages: list[str], tree: Path, source: Path | None
+) -> dict[str, Any]:
+    """``document.json`` of a document whose final page Markdown is ``pages``; ``source`` is
+    its PDF (None for sources without pages)."""
+    index_path = tree / PAGE_INDEX
+    page_index = json.loads(index_path.read_text()) if index_path.is_file() else {}
+    doc = _open_pdf(source)
+    page_sizes: list[dict[str, Any]] = []
+    blocks: list[Block] = []
+    try:
+        for number, markdown in enumerate(pages, start=1):
+            header, footer = _running_blocks(page_index, number)
+            found = [*header, *page_blocks(markdown, number), *footer]
+            if doc is not None and number <= doc.page_count:
+                page = doc[number - 1]
+                words, origin = _page_words(page, tree, number)
+                locate(found, words, number)
+                size = {"width": round(page.rect.width, 2), "height": round(page.rect.height, 2)}
+                page_sizes.append({"page": number, **size, "words": origin})
+            else:
+                page_sizes.append({"page": number, "width": None, "height": None, "words": "none"})
+            blocks.extend(found)
+    finally:
+        if doc is not None:
+            doc.close()
+    _join_tables_over_breaks(blocks)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "document": digest,
+        "pages": page_sizes,
+        "blocks": [block.as_json(n) for n, block in enumerate(blocks, start=1)],
+    }
+
+
+def _open_pdf(source: Path | None) -> Any:
+    if source is None:
+        return None
+    import pymupdf
+
+    try:
+        return pymupdf.open(source)
+    except Exception:
+        return None
+
+
+def _page_words(page: Any, tree: Path, number: int) -> tuple[list[Word], str]:
+    """The page's words: its text layer's, else its OCR's; and which."""
+    words = text_layer_words(page)
+    if words:
+        return words, "text-layer"
+    tsv = tree / ocr_aside_member(number, OcrAside.WORDS)
+    if tsv.is_file():
+        return ocr_words(tsv.read_text(encoding="utf-8"), page.rect.width), "ocr"
+    return [], "none"
+
+
+def _join_tables_over_breaks(blocks: list[Block]) -> None:
+    """A table that ends a page and one that starts the next with as many columns and no
+    heading between are one table: its rows and regions joined (the header row of the second,
+    when it repeats the first's, dropped)."""
+    n = 0
+    while n < len(blocks) - 1:
+        first = blocks[n]
+        after = n + 1
+        while after < len(blocks) and blocks[after].kind == "running":
+            after += 1
+        if after >= len(blocks):
+            break
+        second = blocks[after]
+        if (
+            first.kind == "table"
+            and second.kind == "table"
+            and second.page == first.page + 1
+            and first.rows
+            and second.rows
+            and len(first.rows[0]) == len(second.rows[0])
+            and _last_of_page(blocks, n)
+        ):
+            rows = second.rows
+            if [c["text"] for c in rows[0]] == [c["text"] for c in first.rows[0]]:
+                rows = rows[1:]
+            first.rows = first.rows + [[c | {"header": False} for c in row] for row in rows]
+            first.text = "\n".join(" | ".join(c["text"] for c in row) for row in first.rows)
+            first.regions = first.regions + second.regions
+            first.markdown = first.markdown + "\n" + second.markdown
+            del blocks[after]
+            continue
+        n += 1
+
+
+def _last_of_page(blocks: list[Block], n: int) -> bool:
+    later = [b for b in blocks[n + 1 :] if b.page == blocks[n].page and b.kind != "running"]
+    return not later
