@@ -23,6 +23,16 @@ class Hit:
     page: int | None = None
     headings: tuple[str, ...] = ()
     chunk_id: str | None = None
+    regions: tuple[dict[str, float], ...] = ()
+    """Where the chunk stands on its pages (PDF points, origin top-left; ``document.json``),
+    for front ends that show it: the index does not hold them."""
+
+    @property
+    def view(self) -> str | None:
+        """The web page that shows the hit on its page, highlighted (a path of ``serve``)."""
+        if self.page is None or self.chunk_id is None:
+            return None
+        return f"/documents/{self.digest}/pages/{self.page}?chunk={self.chunk_id}"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form shared by ``search --json`` and the HTTP API."""
@@ -36,6 +46,8 @@ class Hit:
             "page": self.page,
             "headings": list(self.headings),
             "chunk_id": self.chunk_id,
+            "regions": [dict(r) for r in self.regions],
+            "view": self.view,
             "tags": list(self.tags),
             "snippet": self.snippet.text,
             "highlights": [list(span) for span in self.snippet.highlights],

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 INSTRUCTIONS = (
     "Search and read the documents of one bucketdigest bucket (PDFs, e-books, notes, web "
     "pages turned into Markdown). Start with `search`; open what you need with `get_page` "
-    "(paged: follow next_offset) or `get_document`. Cite the `cite` field of what you use."
+    "(paged: follow next_offset) or `get_document`; look at a page with `get_page_image`. "
+    "Cite the `cite` field of what you use."
 )
 PAGE_CHARS = 20_000
 """Characters of a page sent at once unless asked otherwise."""
@@ -109,6 +110,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
     from mcp.server.mcpserver import MCPServer  # the SDK loads only when agents are served
     from mcp.server.mcpserver.exceptions import ResourceError
     from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.types import Image
 
     def digest_of(document: str) -> str:
         return find_digest(backend.settings.store, document)
@@ -138,6 +140,8 @@ def build_agent_server(backend: Backend) -> MCPServer:
                 "snippet": hit.snippet.text,
                 "score": round(hit.score, 4),
                 "cite": _cite(hit.names, hit.title, hit.page),
+                "regions": [dict(r) for r in hit.regions],
+                "view": hit.view,
             }
             for hit in backend.search(request)
         ]
@@ -169,7 +173,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
     ) -> dict[str, Any]:
         """Page ``page`` (1-based) of a document as Markdown, with the text OCR read from its
         images. Long pages come in slices: ask again with ``offset=next_offset`` until it is
-        null."""
+        null. The page as an image: get_page_image."""
         digest = digest_of(document)
         view = backend.document(digest)
         text = read_page(backend.cache, digest, page).text
@@ -183,6 +187,12 @@ def build_agent_server(backend: Backend) -> MCPServer:
             "next_offset": end if end < len(text) else None,
             "cite": _cite(view.names, view.title, page),
         }
+
+    def get_page_image(document: Document, page: Annotated[int, Field(ge=1)]) -> Any:
+        """Page ``page`` (1-based) of a paged document (PDF, e-book) as a PNG image, to look at
+        what the text alone does not say (a figure, a table's layout, where a passage stands:
+        search hits give their ``regions`` on the page in PDF points, origin top-left)."""
+        return Image(data=backend.page_image(digest_of(document), page), format="png")
 
     def list_documents(
         path: str | None = None,
@@ -215,7 +225,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
         left; recent failures; damaged objects; the search index's size and freshness."""
         return backend.status()
 
-    tools = (search, get_document, get_page, list_documents, status)
+    tools = (search, get_document, get_page, get_page_image, list_documents, status)
     server = MCPServer(
         "bucketdigest",
         instructions=INSTRUCTIONS,

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
@@ -93,6 +94,14 @@ def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query
 def thumbnail(backend: BackendDep, digest: str) -> Response:
     data = backend.cache.member(checked_hash(digest, backend.store), THUMBNAIL)
     return Response(data, media_type="image/png", headers=_immutable())
+
+
+@router.get(
+    "/documents/{digest}/pages/{page}/image",
+    summary="A page of the document as a PNG, rendered from its source",
+)
+def page_image(backend: BackendDep, digest: str, page: Annotated[int, PathParam(ge=1)]) -> Response:
+    return Response(backend.page_image(digest, page), media_type="image/png", headers=_immutable())
 
 
 @router.get("/documents/{digest}/files/{member:path}", summary="One file of the result zip")

@@ -39,6 +39,7 @@ from bucketdigest.serve.backend import (
 from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import WILDCARD_BINDS, RequestGuard
+from bucketdigest.serve.page_images import NoPageImage
 from bucketdigest.serve.results import NoResult, NoSuchMember
 from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import (
@@ -58,6 +59,7 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownDocument, 404, "Not found"),
     (NoResult, 404, "Not found"),
     (NoSuchMember, 404, "Not found"),
+    (NoPageImage, 404, "Not found"),
     (NotFound, 404, "Not found"),
     (DamagedResult, 500, "Result damaged"),
     (InvalidQuery, 400, "Bad request"),

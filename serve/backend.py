@@ -5,6 +5,7 @@ the store, the result cache, a searcher kept warm, the status (briefly cached) a
 from __future__ import annotations
 
 import hmac
+import json
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -25,11 +26,13 @@ from bucketdigest.serve.documents import (
     checked_hash,
     read_document,
 )
+from bucketdigest.serve.page_images import PAGE_IMAGE_DPI, PAGE_IMAGES_KEPT, render_page
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
 from bucketdigest.worker.digesters import CHAIN, digester_named
 
 
@@ -100,6 +103,7 @@ class Backend:
         self._searcher: tuple[Searcher, float] | None = None
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
+        self._page_images: dict[tuple[str, int], bytes] = {}
 
     def close(self) -> None:
         self.cache.close()
@@ -130,8 +134,54 @@ class Backend:
         return privacy.without_location(message, index_location(self.settings.store).uri)
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        hits = self.searcher().search(request)
+        hits = [self._with_regions(hit) for hit in self.searcher().search(request)]
         return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
+
+    def chunk_regions(self, digest: str, chunk_id: str) -> tuple[dict[str, float], ...]:
+        """Where chunk ``chunk_id`` stands on its pages (none for a result made before
+        ``document.json``, or damaged)."""
+        try:
+            lines = self.cache.member(digest, CHUNKS).decode().splitlines()
+        except (BucketdigestError, UnicodeDecodeError):
+            return ()
+        for line in lines:
+            if f'"{chunk_id}"' in line:
+                chunk = json.loads(line)
+                if chunk.get("id") == chunk_id:
+                    return tuple(chunk.get("regions") or ())
+        return ()
+
+    def _with_regions(self, hit: Hit) -> Hit:
+        if hit.chunk_id is None:
+            return hit
+        return replace(hit, regions=self.chunk_regions(hit.digest, hit.chunk_id))
+
+    def page_size(self, digest: str, page: int) -> dict[str, float] | None:
+        """Page ``page``'s width and height in points (``document.json``), or None when the
+        document has no such page with a size."""
+        try:
+            structure = json.loads(self.cache.member(digest, DOCUMENT_STRUCTURE))
+        except (BucketdigestError, ValueError):
+            return None
+        for entry in structure.get("pages", []):
+            if entry.get("page") == page and entry.get("width"):
+                return {"width": entry["width"], "height": entry["height"]}
+        return None
+
+    def page_image(self, digest: str, page: int) -> bytes:
+        """Page ``page`` of a paged document as a PNG (rendered from its source at
+        ``PAGE_IMAGE_DPI``; the last few kept in memory)."""
+        digest = checked_hash(digest, self.store)
+        key = (digest, page)
+        with self._lock:
+            if key in self._page_images:
+                return self._page_images[key]
+        image = render_page(self.store, digest, page, PAGE_IMAGE_DPI)
+        with self._lock:
+            self._page_images[key] = image
+            while len(self._page_images) > PAGE_IMAGES_KEPT:
+                self._page_images.pop(next(iter(self._page_images)))
+        return image
 
     def member(self, digest: str, name: str) -> bytes:
         """One member of a done document's result zip, as this server's clients may read it."""

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
+from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
@@ -90,6 +91,27 @@ def document_page(
         per_view=PAGES_PER_VIEW,
         notice=NOTICES.get(notice, ""),
         digesters=[d.name for d in CHAIN],
+    )
+
+
+@router.get("/documents/{digest}/pages/{page}", response_class=HTMLResponse)
+def page_view(
+    request: Request,
+    backend: BackendDep,
+    digest: str,
+    page: Annotated[int, PathParam(ge=1)],
+    chunk: Annotated[str, Query(max_length=200)] = "",
+) -> HTMLResponse:
+    """One page as an image, with the regions of the hit ``chunk`` on it highlighted."""
+    view = backend.document(digest)
+    regions = backend.chunk_regions(view.digest, chunk) if chunk else ()
+    return render(
+        request,
+        "page.html",
+        doc=view,
+        page=page,
+        size=backend.page_size(view.digest, page),
+        regions=[r for r in regions if r.get("page") == page],
     )
 
 

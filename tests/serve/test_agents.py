@@ -5,6 +5,7 @@ filled by a real worker."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 from typing import Any
@@ -17,7 +18,7 @@ from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from tests.serve.conftest import Served
 
-TOOLS = {"search", "get_document", "get_page", "list_documents", "status"}
+TOOLS = {"search", "get_document", "get_page", "get_page_image", "list_documents", "status"}
 
 
 def _data(result: Any) -> Any:
@@ -49,6 +50,15 @@ async def _session(client: Client, served: Served) -> None:
         )
     )
     assert rest["next_offset"] is None and rest["text"]
+
+    # a passage of a PDF: its regions on the page, the view that shows it, the page's image
+    found = _data(await client.call_tool("search", {"query": "The Long Rulebook", "limit": 20}))
+    on_pdf = next(h for h in found if h["digest"] == long_pdf)
+    assert on_pdf["regions"] and on_pdf["regions"][0]["page"] == on_pdf["page"]
+    assert on_pdf["view"].startswith(f"/documents/{long_pdf}/pages/{on_pdf['page']}?chunk=")
+    image = await client.call_tool("get_page_image", {"document": long_pdf, "page": 1})
+    assert image.content[0].type == "image" and image.content[0].mime_type == "image/png"
+    assert base64.b64decode(image.content[0].data).startswith(b"\x89PNG")
     listed = _data(await client.call_tool("list_documents", {"limit": 4}))
     assert len(listed["documents"]) == 4 and listed["next_cursor"] == "4"
     more = _data(await client.call_tool("list_documents", {"cursor": "4"}))

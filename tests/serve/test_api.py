@@ -264,3 +264,24 @@ def test_the_server_keeps_its_searcher_until_the_index_changes(writable: StoreSe
     assert index_bucket(store, writable).removed == 1
     assert backend.searcher() is not first
     assert not any(h.digest == digest for h in backend.search(SearchRequest("the", limit=50)))
+
+
+def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
+    client: TestClient, served: Served
+) -> None:
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    hits = client.get("/api/search/chunks", params={"q": "The Long Rulebook", "limit": 20}).json()
+    hit = next(h for h in hits["hits"] if h["digest"] == long_pdf)
+    assert hit["regions"] and all(r["page"] == hit["page"] for r in hit["regions"])
+    assert all(r["x0"] < r["x1"] and r["y0"] < r["y1"] for r in hit["regions"])
+    image = client.get(f"/api/documents/{long_pdf}/pages/{hit['page']}/image")
+    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
+    assert client.get(f"/api/documents/{long_pdf}/pages/99/image").status_code == 404
+    view = client.get(hit["view"])
+    assert view.status_code == 200
+    rects = re.findall(r'<rect class="highlight"[^>]*data-x0="([\d.]+)"', view.text)
+    assert [float(x) for x in rects] == [r["x0"] for r in hit["regions"]]
+    assert f"/api/documents/{long_pdf}/pages/{hit['page']}/image" in view.text
+    # a hit on a document without pages has no regions and no view to highlight
+    notes = client.get("/api/search/chunks", params={"q": "boarding the enemy ship"}).json()
+    assert notes["hits"][0]["regions"] == []
