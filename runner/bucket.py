@@ -40,6 +40,7 @@ from bucketdigest.runner.lifecycle import Removal, purge_bucket, remove
 from bucketdigest.runner.listing import find_digest, get_result, list_files
 from bucketdigest.runner.local import RunReport, run_local
 from bucketdigest.runner.overview import Overview, overview
+from bucketdigest.runner.passages import Passage, passages, read_chunks
 from bucketdigest.runner.rerun import (
     RepairReport,
     repair_bucket,
@@ -288,6 +289,17 @@ class Bucket:
         level = Level.DOCUMENTS if documents else Level.CHUNKS
         request = SearchRequest(query, level, Mode(mode), limit, **filters)
         return self.searcher().search(request)
+
+    def passages(
+        self, query: str, *, mode: Mode | str = Mode.HYBRID, limit: int = 10, **filters: Any
+    ) -> list[Passage]:
+        """The best passages for ``query``, whole: their text, blocks and regions on the page
+        (what a RAG pipeline feeds a model and cites); filters as :meth:`search`."""
+        return passages(self.store, self.search(query, mode=mode, limit=limit, **filters))
+
+    def chunks(self, path_or_hash: str) -> list[dict[str, Any]]:
+        """A done document's chunks, each with its page, headings, text, blocks and regions."""
+        return read_chunks(self.store, self.find(path_or_hash))
 
     def status(self) -> Status:
         """Counts per state, the last hour's rate, recent failures and ingest runs."""

@@ -7,7 +7,17 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPONENTS = ("cli", "ingestor", "monitor", "runner", "search", "serve", "shared", "worker")
+COMPONENTS = (
+    "cli",
+    "ingestor",
+    "loaders",
+    "monitor",
+    "runner",
+    "search",
+    "serve",
+    "shared",
+    "worker",
+)
 ROOT_PACKAGE = "bucketdigest"
 """The folder of the package ``bucketdigest`` itself."""
 ROLES = ("ingestor", "monitor", "search", "worker")
@@ -57,6 +67,7 @@ FLOORS = {
     **{role: {"shared"} for role in ROLES},
     "runner": {"shared", *ROLES},
     "serve": {"shared", *ROLES, "runner"},
+    "loaders": {"shared", *ROLES, "runner"},
     "cli": {"shared", *ROLES, "runner", "serve"},
 }
 """What each package may import besides itself: every import goes down the floors (cli;
