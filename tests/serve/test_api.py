@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -285,3 +286,21 @@ def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
     # a hit on a document without pages has no regions and no view to highlight
     notes = client.get("/api/search/chunks", params={"q": "boarding the enemy ship"}).json()
     assert notes["hits"][0]["regions"] == []
+
+
+def test_a_scanned_pages_blocks_stand_where_the_ocr_read_them(served: Served) -> None:
+    digest = served.digests["scanned.pdf"]
+    archive = Path(served.settings.bucket) / "store" / "out" / f"{digest}.zip"
+    with zipfile.ZipFile(archive) as opened:
+        structure = json.loads(opened.read("document.json"))
+    assert structure["pages"][0]["words"] == "ocr"
+    heading = next(b for b in structure["blocks"] if "Rules of Battle" in b["text"])
+    (region,) = heading["regions"]
+    # drawn at x 72, baseline y 100, 28 pt: the OCR's box, scaled to points, is there
+    assert 60 < region["x0"] < 80 and 65 < region["y0"] < 85 and 95 < region["y1"] < 115
+    body = [b for b in structure["blocks"] if b["regions"] and b is not heading]
+    assert body and all(
+        r["x0"] > 60 and r["x1"] < 540 and r["y0"] > 130 and r["y1"] < 720
+        for b in body
+        for r in b["regions"]
+    ), "the body stands in its text box (72, 140)-(520, 700)"
