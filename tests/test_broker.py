@@ -32,7 +32,7 @@ from tests.waiting import wait_until
 pytestmark = pytest.mark.slow
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
-DOCUMENTS = 16
+DOCUMENTS = 12
 
 
 def _free_port() -> int:
@@ -66,7 +66,7 @@ def test_token_workers_and_a_credentialed_one_share_the_queue_and_a_revoked_one_
     settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
     store = open_store(settings)
     change_settings(store, {"converter_mode": "legacy", "lease_seconds": 4})
-    make_samples(tmp_path / "pdfs", DOCUMENTS, pages=6)
+    make_samples(tmp_path / "pdfs", DOCUMENTS, pages=4)
     ingested = ingest_sources(store, [str(tmp_path / "pdfs")], IngestSettings())
     expected = {f.digest for f in ingested.files}
     tokens = {name: add_token(store, name) for name in ("anna", "ben", "cleo")}

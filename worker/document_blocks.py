@@ -249,26 +249,45 @@ def _groups(found: list[int]) -> Iterator[list[int]]:
         yield group
 
 
+_HYPHENS = ("-", "\u00ad", "\u2010")
+
+
+def page_keys(words: list[Word]) -> list[tuple[str, tuple[int, ...]]]:
+    """The page's words as compared with a block's, each with the page words it comes from:
+    one page word may hold several (``d20-roll``), and a word broken over two lines with a
+    hyphen (``exam-`` ``ple``) is one (``example``), as the Markdown joins it."""
+    keys: list[tuple[str, tuple[int, ...]]] = []
+    n = 0
+    while n < len(words):
+        text = words[n].text
+        if text.endswith(_HYPHENS) and n + 1 < len(words) and words[n + 1].y0 > words[n].y0:
+            joined = word_keys(text.rstrip("".join(_HYPHENS)) + words[n + 1].text)
+            keys.extend((k, (n, n + 1)) for k in joined)
+            n += 2
+            continue
+        keys.extend((k, (n,)) for k in word_keys(text))
+        n += 1
+    return keys
+
+
 def locate(blocks: list[Block], words: list[Word], page: int) -> None:
     """Give each block of ``page`` its regions and coverage from the page's ``words``."""
     used = [False] * len(words)
-    split = [word_keys(w.text) for w in words]  # a page word may hold several: "d20-roll"
-    flat: list[tuple[str, int]] = [(k, n) for n, parts in enumerate(split) for k in parts]
+    flat = page_keys(words)
     for block in blocks:
         wanted = word_keys(block.text)
         if not wanted or not flat:
             continue
-        available = [k if not used[n] else "\0" for k, n in flat]
+        available = [k if not used[n[0]] else "\0" for k, n in flat]
         matcher = difflib.SequenceMatcher(None, available, wanted, autojunk=False)
         found_flat = [i for a, _, size in matcher.get_matching_blocks() for i in range(a, a + size)]
-        found = sorted({flat[i][1] for i in found_flat})
+        found = sorted({n for i in found_flat for n in flat[i][1]})
         block.coverage = round(len(found_flat) / len(wanted), 3)
         if not found:
             continue
         groups = list(_groups(found))
-        largest = max(len(g) for g in groups)
-        # stray matches of common words far from the rest are not the block
-        kept = [g for g in groups if len(g) >= max(2, largest // 4) or len(groups) == 1]
+        # a word matched alone far from the rest ("the", "of") is not the block
+        kept = [g for g in groups if len(g) >= 2 or len(groups) == 1]
         for group in kept:
             for index in group:
                 used[index] = True
