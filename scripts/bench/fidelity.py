@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import fidelity_pages
+import pymupdf
 import sandwiches
 from common import CLI, table
 from corpus import fetch
 from facts import check
 
 from bucketdigest.ingestor.ingest import sha256_file
-from bucketdigest.shared.result import merged_page
+from bucketdigest.shared.result import DOCUMENT_STRUCTURE, merged_page
+from bucketdigest.worker.document_blocks import ocr_words, text_layer_words, word_keys
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 TYPES = ("present", "absent", "order", "table")
@@ -66,8 +68,11 @@ def _sources(
     return found, kinds
 
 
-def _ours(sources: dict[str, Path], work: Path) -> tuple[dict[tuple[str, int], str], float]:
-    """Each (doc, page)'s Markdown with its OCR text, and the run's seconds."""
+def _ours(
+    sources: dict[str, Path], work: Path, structures: dict[str, dict[str, Any]]
+) -> tuple[dict[tuple[str, int], str], float]:
+    """Each (doc, page)'s Markdown with its OCR text, and the run's seconds; each document's
+    ``document.json`` (with the OCR's word boxes of its pages) into ``structures``."""
     folder = work / "in"
     folder.mkdir()
     names = {}
@@ -95,7 +100,47 @@ def _ours(sources: dict[str, Path], work: Path) -> tuple[dict[tuple[str, int], s
                 ocr = f"ocr/{number:04d}.md"
                 text = archive.read(ocr).decode() if ocr in members else ""
                 pages[(doc, number)] = merged_page(archive.read(member).decode(), text)
+            if DOCUMENT_STRUCTURE in members:
+                structures[doc] = json.loads(archive.read(DOCUMENT_STRUCTURE))
+                structures[doc]["ocr"] = {
+                    int(Path(m).stem): archive.read(m).decode()
+                    for m in members
+                    if m.startswith("ocr/") and m.endswith(".tsv") and ".rapidocr" not in m
+                }
     return pages, seconds
+
+
+def _located(
+    fact: dict[str, Any], structure: dict[str, Any] | None, sources: dict[str, Path]
+) -> tuple[bool, bool]:
+    """Whether ``fact`` stands in one block of its page in ``document.json``, and whether
+    that block's regions hold 95% of its words where the page puts them."""
+    if structure is None:
+        return False, False
+    wanted = word_keys(fact["text"])
+    joined = f" {' '.join(wanted)} "
+    blocks = [
+        b for b in structure["blocks"]
+        if b["page"] == fact["page"] and joined in f" {' '.join(word_keys(b['text']))} "
+    ]  # fmt: skip
+    if not blocks or not wanted:
+        return False, False
+    size = next((p for p in structure["pages"] if p["page"] == fact["page"]), {})
+    if size.get("words") == "ocr":
+        words = ocr_words(structure["ocr"].get(fact["page"], ""), size["width"])
+    else:
+        with pymupdf.open(sources[fact["doc"]]) as doc:
+            words = text_layer_words(doc[fact["page"] - 1])
+    for block in blocks:
+        inside: list[str] = []
+        for word in words:
+            cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+            if any(r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"] for r in block["regions"]):
+                inside.extend(word_keys(word.text))
+        held = sum(min(inside.count(k), wanted.count(k)) for k in set(wanted))
+        if held >= 0.95 * len(wanted):
+            return True, True
+    return True, False
 
 
 def _pdftotext(path: Path, number: int) -> str:
@@ -123,7 +168,8 @@ def run(quick: bool) -> str:
         work = Path(scratch)
         facts = _facts(quick, work / "generated")
         sources, kinds = _sources(facts, work / "generated")
-        ours, seconds = _ours(sources, work)
+        structures: dict[str, dict[str, Any]] = {}
+        ours, seconds = _ours(sources, work, structures)
         wanted = sorted({(fact["doc"], fact["page"]) for fact in facts})
         texts = {
             SYSTEMS[0]: {key: ours.get(key, "") for key in wanted},
@@ -132,6 +178,7 @@ def run(quick: bool) -> str:
         }
         passed: dict[str, dict[str, list[bool]]] = {s: defaultdict(list) for s in SYSTEMS}
         failures = []
+        located: list[tuple[bool, bool]] = []
         outcomes: list[dict[str, bool]] = []
         for fact in facts:
             outcomes.append({})
@@ -141,6 +188,8 @@ def run(quick: bool) -> str:
                 outcomes[-1][system] = outcome.passed
                 if system == SYSTEMS[0] and not outcome.passed:
                     failures.append((fact, outcome.why))
+                if system == SYSTEMS[0] and outcome.passed and fact["type"] == "present":
+                    located.append(_located(fact, structures.get(fact["doc"]), sources))
     by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     by_set: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for fact, system_results in zip(facts, outcomes, strict=True):
@@ -167,12 +216,19 @@ def run(quick: bool) -> str:
         {(f["doc"], f["page"]) for f in facts if not f["doc"].startswith("generated/")}
     )
     pages = len(ours)
+    in_block = sum(found for found, _ in located)
+    covered = sum(inside for _, inside in located)
     lines = [
         f"{len(facts)} facts on {len(wanted)} pages ({real} facts read off {real_pages} real "
         f"pages of the corpus, the rest on generated pages); `bucketdigest run --workers 2` "
         f"on the {len(sources)} documents took {seconds:.0f} s for {pages} pages.",
         "",
         table(["fact type", *SYSTEMS], rows),
+        "",
+        f"document.json: of the {len(located)} 'present' facts bucketdigest's Markdown passes, "
+        f"{in_block} ({in_block / max(1, len(located)):.0%}) stand in one block of its page, and "
+        f"{covered} ({covered / max(1, len(located)):.0%}) in a block whose regions hold at least "
+        "95% of the fact's words where the page's text layer (or its OCR) puts them.",
         "",
         "By set of facts (``added`` in facts.jsonl: the kinds of page each round added):",
         "",
