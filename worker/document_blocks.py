@@ -270,6 +270,23 @@ def page_keys(words: list[Word]) -> list[tuple[str, tuple[int, ...]]]:
     return keys
 
 
+def words_inside(wanted: list[str], regions: list[dict[str, float]], words: list[Word]) -> float:
+    """The share of ``wanted`` (a block's word keys) among the page's words whose centres lie
+    in ``regions``: how well regions cover a block, as the tests and benchmarks measure it."""
+    inside: list[str] = []
+    for key, indices in page_keys(words):
+        centres = [
+            ((words[i].x0 + words[i].x1) / 2, (words[i].y0 + words[i].y1) / 2) for i in indices
+        ]
+        if all(
+            any(r["x0"] <= x <= r["x1"] and r["y0"] <= y <= r["y1"] for r in regions)
+            for x, y in centres
+        ):
+            inside.append(key)
+    held = sum(min(inside.count(k), wanted.count(k)) for k in set(wanted))
+    return held / len(wanted) if wanted else 1.0
+
+
 def locate(blocks: list[Block], words: list[Word], page: int) -> None:
     """Give each block of ``page`` its regions and coverage from the page's ``words``."""
     used = [False] * len(words)

@@ -27,7 +27,12 @@ from facts import check
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, merged_page
-from bucketdigest.worker.document_blocks import ocr_words, text_layer_words, word_keys
+from bucketdigest.worker.document_blocks import (
+    ocr_words,
+    text_layer_words,
+    word_keys,
+    words_inside,
+)
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 TYPES = ("present", "absent", "order", "table")
@@ -132,13 +137,7 @@ def _located(
         with pymupdf.open(sources[fact["doc"]]) as doc:
             words = text_layer_words(doc[fact["page"] - 1])
     for block in blocks:
-        inside: list[str] = []
-        for word in words:
-            cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
-            if any(r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"] for r in block["regions"]):
-                inside.extend(word_keys(word.text))
-        held = sum(min(inside.count(k), wanted.count(k)) for k in set(wanted))
-        if held >= 0.95 * len(wanted):
+        if words_inside(wanted, block["regions"], words) >= 0.95:
             return True, True
     return True, False
 

@@ -27,21 +27,16 @@ from common import CLI, table
 from corpus import fetch, page_count
 
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE
-from bucketdigest.worker.document_blocks import document_structure, text_layer_words, word_keys
+from bucketdigest.worker.document_blocks import (
+    document_structure,
+    text_layer_words,
+    word_keys,
+    words_inside,
+)
 from bucketdigest.worker.pagetext import document_pages
 
 PAGES = 40
 """Longer documents are left out (the bench should take minutes)."""
-
-
-def _inside(block: dict, words: list) -> float:
-    inside: list[str] = []
-    for word in words:
-        cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
-        if any(r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"] for r in block["regions"]):
-            inside.extend(word_keys(word.text))
-    wanted = word_keys(block["text"])
-    return sum(min(inside.count(k), wanted.count(k)) for k in set(wanted)) / len(wanted)
 
 
 def run(quick: bool) -> str:
@@ -97,7 +92,11 @@ def run(quick: bool) -> str:
                     continue
                 if block["page"] not in words_of:
                     words_of[block["page"]] = text_layer_words(doc[block["page"] - 1])
-                shares[block["kind"]].append(_inside(block, words_of[block["page"]]))
+                shares[block["kind"]].append(
+                    words_inside(
+                        word_keys(block["text"]), block["regions"], words_of[block["page"]]
+                    )
+                )
             doc.close()
             shutil.rmtree(tree)
     rows = []

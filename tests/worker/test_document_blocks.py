@@ -23,6 +23,7 @@ from bucketdigest.worker.document_blocks import (
     page_blocks,
     text_layer_words,
     word_keys,
+    words_inside,
 )
 from bucketdigest.worker.loop import Worker, WorkerSettings
 
@@ -105,17 +106,8 @@ def test_regions_cover_the_words_of_their_blocks_on_the_page(tmp_path: Path) -> 
             continue
         assert block["regions"], block
         page = doc[block["page"] - 1]
-        inside = []
-        for word in text_layer_words(page):
-            cx, cy = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
-            if any(
-                r["page"] == block["page"] and r["x0"] <= cx <= r["x1"] and r["y0"] <= cy <= r["y1"]
-                for r in block["regions"]
-            ):
-                inside.extend(word_keys(word.text))
-        wanted = word_keys(block["text"])
-        found = sum(min(inside.count(k), wanted.count(k)) for k in set(wanted))
-        shares.append(found / len(wanted))
+        regions = [r for r in block["regions"] if r["page"] == block["page"]]
+        shares.append(words_inside(word_keys(block["text"]), regions, text_layer_words(page)))
     assert min(shares) >= 0.95, sorted(shares)[:5]
 
     # every chunk names its blocks, and its regions are theirs
