@@ -91,11 +91,13 @@ def search_command(
         file_type=file_type,
         tag=tag,
     )
+    bucket = Bucket(store, index_cache=index_cache, check_writes=False)
     try:
-        hits = Bucket(store, index_cache=index_cache, check_writes=False).search_request(request)
+        hits = bucket.search_request(request)
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:
+        hits = bucket.located(hits)
         click.echo(json.dumps([hit.to_dict() for hit in hits], indent=2))
     else:
         render.hits(Console(soft_wrap=True), hits)

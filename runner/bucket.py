@@ -297,6 +297,11 @@ class Bucket:
         (what a RAG pipeline feeds a model and cites); filters as :meth:`search`."""
         return passages(self.store, self.search(query, mode=mode, limit=limit, **filters))
 
+    def located(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` with each passage's regions on its page (the index does not hold them:
+        each document's result is read once)."""
+        return [replace(p.hit, regions=p.regions) for p in passages(self.store, hits)]
+
     def chunks(self, path_or_hash: str) -> list[dict[str, Any]]:
         """A done document's chunks, each with its page, headings, text, blocks and regions."""
         return read_chunks(self.store, self.find(path_or_hash))

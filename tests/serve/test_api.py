@@ -304,3 +304,18 @@ def test_a_scanned_pages_blocks_stand_where_the_ocr_read_them(served: Served) ->
         for b in body
         for r in b["regions"]
     ), "the body stands in its text box (72, 140)-(520, 700)"
+
+
+def test_the_command_lines_json_hits_carry_their_regions_too(served: Served) -> None:
+    from click.testing import CliRunner
+
+    from bucketdigest.cli.main import cli
+
+    bucket = served.settings.bucket
+    answer = CliRunner().invoke(
+        cli, ["search", "The Long Rulebook", "--bucket", bucket, "--json", "--limit", "20"]
+    )
+    assert answer.exit_code == 0, answer.output
+    hits = json.loads(answer.output)
+    on_pdf = next(h for h in hits if h["digest"] == served.digests["rulebooks/long.pdf"])
+    assert on_pdf["regions"] and on_pdf["view"].endswith(on_pdf["chunk_id"])
