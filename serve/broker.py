@@ -191,16 +191,20 @@ def _settings_for_workers(data: bytes) -> bytes:
     return json.dumps(settings).encode()
 
 
-def _announce_end(broker: Broker, digest: str) -> None:
-    """A brokered worker ended its claim: report the document done or failed for good."""
-    hooks = read_settings(broker.store)[0].webhooks
+def _claim_ended(broker: Broker, digest: str) -> None:
+    """A brokered worker ended its claim (deleted its processing marker): a dead-lettered
+    document's scratch (``work/``) goes, which the worker may no longer touch, and the
+    document's end is reported, done or failed for good."""
+    store = broker.store
+    if queue.todo_marker(store, digest) is not None:  # back in line: nothing ended
+        return
+    failure = queue.read_failure(store, digest)
+    if failure is not None:
+        store.delete_many([info.key for info in store.list(keys.work_prefix(digest))])
+    hooks = read_settings(store)[0].webhooks
     if not hooks.endpoints:
         return
-    store = broker.store
-    if queue.todo_marker(store, digest) is not None:  # back in line: nothing to report
-        return
     now = store.now()
-    failure = queue.read_failure(store, digest)
     if failure is not None:
         event = document_event(
             EventType.FAILED, digest, failure.ticket.names, now,
@@ -267,7 +271,7 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
         answer["deleted"] = store.delete(key, if_match=request.etag)
         ended = key == keys.queue_key(QueueState.PROCESSING, request.claim or "")
         if ended and answer["deleted"] and request.claim is not None:
-            _announce_end(broker, request.claim)
+            _claim_ended(broker, request.claim)
     elif op == "delete_many":
         store.delete_many(request.keys)
     return answer

@@ -147,6 +147,8 @@ class BrokeredStore:
         return deleted
 
     def delete_many(self, keys_: Sequence[str]) -> None:
+        if self.claim is None:  # the claim ended: the broker cleared its scratch
+            return
         for start in range(0, len(keys_), 1000):
             self._op("delete_many", keys=list(keys_[start : start + 1000]))
 

@@ -19,6 +19,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Claim, Failure
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.worker_tokens import add_token, revoke_token
@@ -106,3 +107,35 @@ def test_a_token_reaches_only_its_claims_objects(
 def test_a_broker_needs_a_bucket_that_presigns(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="serve --broker needs an s3:// bucket"):
         create_app(ServeSettings(store=StoreSettings(bucket=str(tmp_path)), broker=True))
+
+
+def test_a_brokered_dead_letter_leaves_no_scratch_behind(
+    bucket: tuple[Store, StoreSettings, list[str]],
+) -> None:
+    store, settings, _ = bucket
+    token, record = add_token(store, "volunteer")
+    app = create_app(ServeSettings(store=settings, broker=True, allowed_hosts=("testserver",)))
+    auth = {"Authorization": f"Bearer {token}"}
+    with TestClient(app) as client:
+        claim = {"worker_id": record.worker_prefix + "w1", "lease_seconds": 30}
+        job = client.post("/broker/v1/claim", json=claim, headers=auth).json()["job"]
+        mine = job["claim"]["ticket"]["digest"]
+
+        def op(body: dict) -> dict:
+            answer = client.post("/broker/v1/op", json=body | {"claim": mine}, headers=auth)
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        scratch = keys.work_request_key(mine)
+        op({"op": "put", "key": scratch, "data": base64.b64encode(b"{}").decode()})
+        failure = Failure(
+            ticket=Claim.from_dict(job["claim"]).ticket,
+            worker_id=record.worker_prefix + "w1",
+            failed_at=store.now(),
+            error="unreadable",
+        )
+        op({"op": "put", "key": keys.queue_key(QueueState.FAILED, mine),
+            "data": base64.b64encode(failure.to_json()).decode()})  # fmt: skip
+        processing = keys.queue_key(QueueState.PROCESSING, mine)
+        op({"op": "delete", "key": processing, "etag": job["etag"]})
+    assert store.head(scratch) is None, "the broker cleared the dead letter's scratch"
