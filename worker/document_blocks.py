@@ -24,6 +24,7 @@ import csv
 import difflib
 import io
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -36,6 +37,8 @@ from markdown_it.token import Token
 
 from bucketdigest.shared.result import PAGE_INDEX, OcrAside, ocr_aside_member
 from bucketdigest.worker.pagetext import plain_text
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
@@ -337,12 +340,9 @@ def document_structure(
         for number, markdown in enumerate(pages, start=1):
             header, footer = _running_blocks(page_index, number)
             found = [*header, *page_blocks(markdown, number), *footer]
-            if doc is not None and number <= doc.page_count:
-                page = doc[number - 1]
-                words, origin = _page_words(page, tree, number)
-                locate(found, words, number)
-                size = {"width": round(page.rect.width, 2), "height": round(page.rect.height, 2)}
-                page_sizes.append({"page": number, **size, "words": origin})
+            located = _located(doc, found, tree, number) if doc is not None else None
+            if located is not None:
+                page_sizes.append(located)
             else:
                 page_sizes.append({"page": number, "width": None, "height": None, "words": "none"})
             blocks.extend(found)
@@ -358,15 +358,36 @@ def document_structure(
     }
 
 
+def _located(doc: Any, blocks: list[Block], tree: Path, number: int) -> dict[str, Any] | None:
+    """Give ``blocks`` their regions on page ``number`` of ``doc``; the page's entry of
+    ``pages``, or None when the page cannot be read (its blocks then have no regions: the
+    regions never cost a document its chunks)."""
+    if number > doc.page_count:
+        return None
+    try:
+        page = doc[number - 1]
+        words, origin = _page_words(page, tree, number)
+        size = {"width": round(page.rect.width, 2), "height": round(page.rect.height, 2)}
+    except Exception as exc:  # a page MuPDF cannot read (the converter read it otherwise)
+        log.warning("page %d: no regions (%s)", number, exc)
+        return None
+    locate(blocks, words, number)
+    return {"page": number, **size, "words": origin}
+
+
 def _open_pdf(source: Path | None) -> Any:
     if source is None:
         return None
     import pymupdf
 
     try:
-        return pymupdf.open(source)
+        doc = pymupdf.open(source)
     except Exception:
         return None
+    if doc.needs_pass and not doc.authenticate(""):  # its pages cannot be read: no regions
+        doc.close()
+        return None
+    return doc
 
 
 def _page_words(page: Any, tree: Path, number: int) -> tuple[list[Word], str]:

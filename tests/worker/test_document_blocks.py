@@ -115,3 +115,14 @@ def test_regions_cover_the_words_of_their_blocks_on_the_page(tmp_path: Path) -> 
     for chunk in chunks:
         assert chunk["blocks"] and all(b in by_id for b in chunk["blocks"])
         assert chunk["regions"] == [r for b in chunk["blocks"] for r in by_id[b]["regions"]]
+
+
+def test_a_source_whose_pages_cannot_be_read_gives_blocks_without_regions(tmp_path: Path) -> None:
+    plain = make_pdf(tmp_path / "plain.pdf", title="Locked Rules", pages=1, seed=2)
+    locked = tmp_path / "locked.pdf"
+    with pymupdf.open(plain) as doc:
+        doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="secret", owner_pw="o")
+    structure = document_structure("0" * 64, ["# Locked Rules\n\nSome text."], tmp_path, locked)
+    assert [b["kind"] for b in structure["blocks"]] == ["heading", "paragraph"]
+    assert all(b["regions"] == [] for b in structure["blocks"])
+    assert structure["pages"][0]["words"] == "none"
