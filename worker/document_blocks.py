@@ -362,9 +362,9 @@ def _located(doc: Any, blocks: list[Block], tree: Path, number: int) -> dict[str
     """Give ``blocks`` their regions on page ``number`` of ``doc``; the page's entry of
     ``pages``, or None when the page cannot be read (its blocks then have no regions: the
     regions never cost a document its chunks)."""
-    if number > doc.page_count:
-        return None
     try:
+        if number > doc.page_count:
+            return None
         page = doc[number - 1]
         words, origin = _page_words(page, tree, number)
         size = {"width": round(page.rect.width, 2), "height": round(page.rect.height, 2)}
@@ -382,10 +382,12 @@ def _open_pdf(source: Path | None) -> Any:
 
     try:
         doc = pymupdf.open(source)
-    except Exception:
-        return None
-    if doc.needs_pass and not doc.authenticate(""):  # its pages cannot be read: no regions
-        doc.close()
+        if doc.needs_pass and not doc.authenticate(""):  # its pages cannot be read
+            doc.close()
+            return None
+        doc.page_count  # noqa: B018  (a damaged page tree raises here, not later)
+    except Exception as exc:  # the converter read it with another engine: no regions
+        log.warning("%s: no regions (%s)", source.name, exc)
         return None
     return doc
 
