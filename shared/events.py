@@ -248,14 +248,12 @@ class Outbox:
 
 @dataclass
 class DrainReport:
+    """What one drain did: events delivered, left to retry, given up on (and each one's)."""
+
     delivered: int = 0
     retrying: int = 0
     undeliverable: int = 0
     outcomes: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def changed(self) -> int:
-        return self.delivered + self.undeliverable
 
 
 def _due(pending: PendingEvent, modified: datetime, now: datetime) -> bool:
