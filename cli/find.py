@@ -14,7 +14,7 @@ from bucketdigest.cli.options import index_cache_options, store_options
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.search.cache import IndexCacheSettings
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.request import Level, Mode, SearchRequest
+from bucketdigest.search.request import MAX_LIMIT, PER_DOCUMENT, Level, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import InvalidQuery
 
@@ -61,6 +61,14 @@ def index(store: StoreSettings, rebuild: bool, wait: float) -> None:
 @click.option("--path", "path_glob", help="Only documents ingested under paths matching this glob.")
 @click.option("--type", "file_type", help="Only this file type (extension), e.g. pdf.")
 @click.option("--tag", help="Only documents with this tag (keyword).")
+@click.option("--document", help="Only this document's passages (its hash): more from it.")
+@click.option(
+    "--per-document",
+    type=click.IntRange(0, MAX_LIMIT),
+    default=PER_DOCUMENT,
+    show_default=True,
+    help="Passages of one document at most (0: no cap).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Hits as JSON.")
 @index_cache_options
 @library_errors
@@ -74,6 +82,8 @@ def search_command(
     path_glob: str | None,
     file_type: str | None,
     tag: str | None,
+    document: str | None,
+    per_document: int,
     as_json: bool,
     index_cache: IndexCacheSettings,
 ) -> None:
@@ -90,6 +100,8 @@ def search_command(
         path=path_glob,
         file_type=file_type,
         tag=tag,
+        document=document,
+        per_document=per_document,
     )
     bucket = Bucket(store, index_cache=index_cache, check_writes=False)
     try:

@@ -347,6 +347,12 @@ def hits(console: Console, found: list[Hit]) -> None:
         for start, end in hit.snippet.highlights:
             snippet.stylize("bold yellow", start + 3, end + 3)
         console.print(snippet)
+        if hit.repeats:
+            console.print(f"   [dim]the same text in {hit.repeats} other place(s)[/dim]")
+        if hit.more:
+            console.print(
+                f"   [dim]{hit.more}+ more from this document: --document {hit.digest}[/dim]"
+            )
     console.print("[dim]bucketdigest get HASH -o DIR fetches a document's result[/dim]")
 
 

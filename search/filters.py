@@ -1,6 +1,6 @@
-"""A search request's filters: type and tag run inside the index (prefiltering, on their own
-indexes); source and path are narrowed inside the index by the literal part of what is asked,
-then checked exactly on each row."""
+"""A search request's filters: document, type and tag run inside the index (prefiltering, on
+their own indexes); source and path are narrowed inside the index by the literal part of what
+is asked, then checked exactly on each row."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def _literal(glob: str) -> str:
 def narrowing(request: SearchRequest) -> str | None:
     """The SQL filter the index applies before ranking (None: no filter)."""
     clauses = []
+    if request.document:
+        clauses.append(f"digest = {sql_quoted(request.document)}")
     if request.file_type:
         clauses.append(f"file_type = {sql_quoted(request.file_type)}")
     if request.tag:

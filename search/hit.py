@@ -23,6 +23,11 @@ class Hit:
     page: int | None = None
     headings: tuple[str, ...] = ()
     chunk_id: str | None = None
+    more: int = 0
+    """Further passages of this document the search left out (at least this many; on the
+    document's last hit): ask again with ``document`` set to see them."""
+    repeats: int = 0
+    """Passages elsewhere (other pages or documents) with the same text, counted once."""
     regions: tuple[dict[str, float], ...] = ()
     """Where the chunk stands on its pages (PDF points, origin top-left; ``document.json``),
     for front ends that show it: the index does not hold them."""
@@ -46,6 +51,8 @@ class Hit:
             "page": self.page,
             "headings": list(self.headings),
             "chunk_id": self.chunk_id,
+            "more": self.more,
+            "repeats": self.repeats,
             "regions": [dict(r) for r in self.regions],
             "view": self.view,
             "tags": list(self.tags),

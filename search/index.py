@@ -35,13 +35,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
-"""2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`)."""
+SCHEMA_VERSION = "3"
+"""2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`); 3: a chunk's
+``terms`` lead with its headings, and its ``fingerprint`` finds the same passage elsewhere."""
 _MODEL_KEY = b"bucketdigest.embedding_model"
 _SCHEMA_KEY = b"bucketdigest.schema_version"
 REBUILD_HINT = "run `bucketdigest index --rebuild`"
 TERMS = "terms"
-"""The column the full-text index covers (:func:`.terms.index_terms` of ``text``)."""
+"""The column the full-text index covers (:func:`.terms.index_terms` of what a chunk is
+matched by: :func:`.terms.matched_text`)."""
 FULL_TEXT_INDEX = f"{TERMS}_idx"
 
 VECTOR_INDEX_FROM = 20_000
@@ -51,9 +53,15 @@ TRAINING_SAMPLES = 64
 """Vectors per partition its k-means learns from: 64 builds 100,000 rows' index in a third of
 the time of Lance's 256 (1.0 s against 2.9), with the same top-10 recall (0.50 against 0.50 on
 random vectors, the hardest case)."""
-FILTER_INDEXES = {"file_type": "BITMAP", "tags": "LABEL_LIST", "locations": "NGRAM"}
-"""Indexes the search filters use (``--type``, ``--tag``, ``--source``/``--path``): without
-them a filtered query scans those columns of every row (35 ms at a million chunks; 4 with)."""
+FILTER_INDEXES = {
+    "file_type": "BITMAP",
+    "tags": "LABEL_LIST",
+    "locations": "NGRAM",
+    "digest": "BTREE",
+}
+"""Indexes the search filters use (``--type``, ``--tag``, ``--source``/``--path``, "more from
+this document"): without them a filtered query scans those columns of every row (35 ms at a
+million chunks; 4 with)."""
 COMPACT_FROM_FRAGMENTS = 24
 """Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
 
@@ -79,10 +87,12 @@ def _schema(*fields: pa.Field) -> pa.Schema:
 
 @functools.cache
 def chunk_schema() -> pa.Schema:
-    """``text`` is the chunk's plain text; ``locations`` is ``source<TAB>path`` per line."""
+    """``text`` is the chunk's plain text; ``locations`` is ``source<TAB>path`` per line;
+    ``fingerprint`` a SimHash of its text (:func:`.terms.fingerprint`)."""
     import pyarrow as pa
 
     return _schema(
+        pa.field("fingerprint", pa.int64()),
         pa.field("id", pa.string(), nullable=False),
         pa.field("page", pa.int32()),
         pa.field("part", pa.int32()),

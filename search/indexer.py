@@ -29,7 +29,13 @@ from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
-from bucketdigest.shared.errors import CorruptRecord, IndexDamaged, IndexNotFound, NotFound
+from bucketdigest.shared.errors import (
+    CorruptRecord,
+    IndexDamaged,
+    IndexMismatch,
+    IndexNotFound,
+    NotFound,
+)
 from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
@@ -219,12 +225,13 @@ def catch_up(
 
 def _index_damage(store: Store, location: IndexLocation, searched: str) -> str:
     """Why the index searches read cannot be used as it is ("" when it can, or when there
-    is none yet): objects it names that the bucket lacks, or tables that do not open."""
+    is none yet): objects it names that the bucket lacks, tables that do not open, or tables
+    an older bucketdigest (or another embedding model) made, which are rebuilt the same way."""
     try:
         missing = SearchIndex.open(location, generation=searched).missing_files(store)
     except IndexNotFound:
         return ""
-    except IndexDamaged as exc:
+    except (IndexDamaged, IndexMismatch) as exc:
         return str(exc)
     if not missing:
         return ""

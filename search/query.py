@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
@@ -23,7 +24,7 @@ from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import index_terms
+from bucketdigest.search.terms import index_terms, matched_text, near_duplicates
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery
@@ -42,14 +43,40 @@ unrelated passages score about 0 to 0.15): without it every search returns its l
 included. A keyword hit must match the query's words."""
 
 KEYWORD_WEIGHT = 0.6
-"""Hybrid: a hit's score is ``KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * cosine``, both
-computed for every candidate of either ranking (a keyword hit's similarity from its vector; a
-semantic hit without the query's words scores 0 for them). ``words`` is its BM25 over the
-best one, times the square of the share of the query's words it holds: a passage holding the
-whole pasted sentence leads as keyword search leads, while one that shares a single common
-word with a question asked in other words does not outweigh the passage that means it. Measured
-on known-item queries over the real-world corpus and on paraphrases
-(scripts/bench/ranking.py, searching_results.py)."""
+"""Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
+candidate of either ranking (a keyword hit's similarity from its vector; a semantic hit
+without the query's words scores 0 for them). ``words`` is its BM25 over the best one, times
+the square of the share of the query's words it holds: a passage holding the whole pasted
+sentence leads as keyword search leads, while one that shares a single common word with a
+question asked in other words does not outweigh the passage that means it. The weight is
+this one when some candidate holds every word of the query (a pasted span, a known item),
+:data:`QUESTION_KEYWORD_WEIGHT` when none does, :data:`FOREIGN_KEYWORD_WEIGHT` for a query
+mostly in a script other than Latin. Measured on known-item queries and on questions in a
+person's own words over the real-world corpus (scripts/bench/ranking.py, questions.py)."""
+QUESTION_KEYWORD_WEIGHT = 0.45
+"""Hybrid, when no candidate holds every word of the query: a question in other words than
+the passage, where meaning tells more than the words shared (doc@1 on the question bench
+0.66 against 0.60 with :data:`KEYWORD_WEIGHT`)."""
+FOREIGN_KEYWORD_WEIGHT = 0.9
+"""Hybrid, for a query mostly in a script other than Latin (Chinese, Japanese, Arabic...):
+the embedding model (all-MiniLM-L6-v2) was trained on English, and its neighbours of such a
+query are noise; the words (CJK as character pairs) decide."""
+DOCUMENT_WEIGHT = 0.2
+"""Hybrid, questions in other words: the cosine between the query and the passage's document
+(the mean of its chunks' vectors) is added at this weight, so a passage of the document about
+the question leads a passage that only shares its words (doc@1 0.72 against 0.69 without)."""
+_LATIN_END = 0x250
+"""Letters below this code point are Latin (Basic, Supplement, Extended-A and -B)."""
+CLEAR_WINNER_PLACE = 2
+"""Hybrid: a hit either ranking puts first by a clear margin stands no lower than this. A
+table that says "Pop." where the question says "population" is semantic search's first hit
+and keyword search never returns it; a weighted sum alone would rank it below every hit
+that shares a word with the question."""
+SEMANTIC_MARGIN = 0.05
+"""Cosine similarity by which semantic search's first hit leads its second to be clear
+(all-MiniLM-L6-v2: neighbouring answers to one question lie within about 0.02)."""
+KEYWORD_MARGIN = 1.5
+"""How many times the second's BM25 keyword search's first hit must score to be clear."""
 QUERY_VECTORS_KEPT = 256
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
@@ -60,6 +87,9 @@ shows only (reading every candidate's text cost half a hybrid search's time)."""
 _COLUMNS = ("digest", "title", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
+_MATCHED = {True: ("headings", "digest"), False: ()}
+"""Columns a hybrid search reads of a table's keyword candidates besides ``text`` and
+``vector`` (chunks: the headings they are matched by, and their document)."""
 
 
 def _full_text(query: str) -> Any:
@@ -71,6 +101,59 @@ def _full_text(query: str) -> Any:
     if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
         return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
     return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
+
+
+def _matched(row: dict[str, Any]) -> str:
+    """What a chunk is matched by (its headings, then its text: :func:`.terms.matched_text`)."""
+    headings = row.get("headings")
+    return matched_text(row["text"], list(headings)) if headings else row["text"]
+
+
+def _keyword_weight(query: str, complete: bool) -> float:
+    """The weight of the words in a hybrid score (:data:`KEYWORD_WEIGHT`): ``complete`` when
+    some candidate holds every word of ``query``."""
+    letters = [ch for ch in query if ch.isalpha()]
+    latin = sum(ord(ch) < _LATIN_END for ch in letters)
+    if letters and latin < len(letters) / 2:
+        return FOREIGN_KEYWORD_WEIGHT
+    return KEYWORD_WEIGHT if complete else QUESTION_KEYWORD_WEIGHT
+
+
+def _clear_winner(scores: list[float], margin: float, *, relative: bool = False) -> bool:
+    """Whether a ranking's first score leads its second by ``margin`` (a difference, or with
+    ``relative`` a ratio); a lone hit leads by its being alone."""
+    if not scores:
+        return False
+    if len(scores) == 1:
+        return True
+    first, second = scores[0], scores[1]
+    return first >= second * margin if relative else first - second >= margin
+
+
+def _lifted(ranked: list[tuple[int, float]], offset: int) -> list[tuple[int, float]]:
+    """``ranked`` with ``offset`` raised to :data:`CLEAR_WINNER_PLACE` if it stands lower (its
+    score just above the one it passes, so scores still fall down the list)."""
+    place = next((i for i, (o, _) in enumerate(ranked) if o == offset), None)
+    top = CLEAR_WINNER_PLACE - 1
+    if place is None or place <= top:
+        return ranked
+    score = ranked[top][1] + 1e-6
+    if top:
+        score = min(score, ranked[top - 1][1])
+    return [*ranked[:top], (offset, score), *[p for p in ranked[top:] if p[0] != offset]]
+
+
+@dataclass
+class _Pick:
+    """A ranked row chosen to be shown."""
+
+    offset: int
+    score: float
+    fingerprint: int = 0
+    repeats: int = 0
+    """Near-duplicates of it among the candidates (the same passage elsewhere)."""
+    more: int = 0
+    """Candidates of its document left out by the per-document cap (on its last pick)."""
 
 
 class Searcher:
@@ -133,7 +216,9 @@ class Searcher:
             return True
         return bool(self._keyword(table, request, 1))
 
-    def _semantic(self, table: Any, request: SearchRequest, fetch: int) -> list[dict[str, Any]]:
+    def _semantic(
+        self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
+    ) -> list[dict[str, Any]]:
         if not self._understood(table, request):
             return []
         nearest = {
@@ -144,7 +229,7 @@ class Searcher:
             "nprobes": NPROBES,
         }
         rows = table.to_table(
-            columns=[_OFFSET, "_distance"],
+            columns=[_OFFSET, "_distance", *columns],
             nearest=nearest,
             filter=narrowing(request),
             prefilter=True,
@@ -161,22 +246,61 @@ class Searcher:
         return self._fused(table, request, fetch)
 
     def _fused(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[int, float]]:
-        """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`)."""
+        """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`);
+        a clear winner of either ranking stands no lower than :data:`CLEAR_WINNER_PLACE`."""
         import numpy as np
 
+        chunks = table is self.chunks
         vector = self._vector(request.query)
-        keyword = self._keyword(table, request, fetch, ("text", "vector"))
+        keyword = self._keyword(table, request, fetch, ("text", "vector", *_MATCHED[chunks]))
+        semantic = self._semantic(table, request, fetch, ("digest",) if chunks else ())
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
+        held = {r[_OFFSET]: coverage(request.query, _matched(r)) for r in keyword}
+        complete = max(held.values(), default=0.0) >= 1.0
+        weight = _keyword_weight(request.query, complete)
+        about: dict[str, float] = {}
+        if chunks and not complete:
+            about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
         scored: dict[int, float] = {}
         for row in keyword:
             similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
-            words = row["_score"] / best * coverage(request.query, row["text"]) ** 2
-            scored[row[_OFFSET]] = KEYWORD_WEIGHT * words + (1 - KEYWORD_WEIGHT) * similarity
-        for row in self._semantic(table, request, fetch):
+            words = row["_score"] / best * held[row[_OFFSET]] ** 2
+            scored[row[_OFFSET]] = (
+                weight * words
+                + (1 - weight) * similarity
+                + DOCUMENT_WEIGHT * about.get(row.get("digest", ""), 0.0)
+            )
+        for row in semantic:
             if row[_OFFSET] not in scored:
                 similarity = 1.0 - float(row["_distance"])
-                scored[row[_OFFSET]] = (1 - KEYWORD_WEIGHT) * similarity
-        return sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
+                scored[row[_OFFSET]] = (1 - weight) * similarity + DOCUMENT_WEIGHT * about.get(
+                    row.get("digest", ""), 0.0
+                )
+        ranked = sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
+        winners = [
+            _clear_winner([1.0 - float(r["_distance"]) for r in semantic], SEMANTIC_MARGIN),
+            _clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
+        ]
+        for winner, rows in zip(winners, (semantic, keyword), strict=True):
+            if winner:
+                ranked = _lifted(ranked, rows[0][_OFFSET])
+        return ranked
+
+    def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:
+        """How close each document of ``digests`` is, as a whole, to the query's ``vector``
+        (cosine with the document's mean vector)."""
+        import numpy as np
+
+        if not digests:
+            return {}
+        listed = ", ".join(sql_quoted(d) for d in sorted(digests))
+        rows = self.documents.to_table(
+            columns=["digest", "vector"], filter=f"digest IN ({listed})"
+        ).to_pylist()
+        return {
+            row["digest"]: float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+            for row in rows
+        }
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer."""
@@ -186,10 +310,11 @@ class Searcher:
         if table.count_rows() == 0:
             return []
 
-        # rank: more candidates than shown when rows are checked exactly afterwards
+        # rank: more candidates than shown when rows are checked exactly afterwards, or
+        # when passages of one document are capped and the same passage counted once
         exact = bool(request.source or request.path)
         fetch = min(MAX_LIMIT, request.limit * OVERFETCH) if exact else request.limit
-        if request.mode is Mode.HYBRID:
+        if request.mode is Mode.HYBRID or (chunks and request.per_document):
             fetch = min(MAX_LIMIT, max(fetch, HYBRID_CANDIDATES * request.limit))
         try:
             ranked = self._ranked(table, request, fetch)
@@ -200,20 +325,24 @@ class Searcher:
                     f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
                 ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
+        if chunks:
+            picks = self._picked(ranked, request, exact)
+        else:
+            picks = [_Pick(offset, score) for offset, score in ranked]
 
-        # the hits, read from the rows ranked
-        shown = ranked if exact else ranked[: request.limit]
+        # the hits, read from the rows picked
+        shown = picks if exact else picks[: request.limit]
         columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
-        rows = table.take([offset for offset, _ in shown], columns=columns).to_pylist()
+        rows = table.take([pick.offset for pick in shown], columns=columns).to_pylist()
         hits = []
-        for (_, score), row in zip(shown, rows, strict=True):
-            if exact and not accepts(row, request):
+        for pick, row in zip(shown, rows, strict=True):
+            if exact and not chunks and not accepts(row, request):
                 continue
             text = row["text"] if chunks else self._passage(row, request)
             hits.append(
                 Hit(
                     digest=row["digest"],
-                    score=float(score),
+                    score=float(pick.score),
                     title=row["title"],
                     names=tuple(row["names"] or ()),
                     sources=tuple(row["sources"] or ()),
@@ -223,11 +352,48 @@ class Searcher:
                     page=row["page"] if chunks else None,
                     headings=tuple(row["headings"] or ()) if chunks else (),
                     chunk_id=row["id"] if chunks else None,
+                    more=pick.more,
+                    repeats=pick.repeats,
                 )
             )
             if len(hits) == request.limit:
                 break
         return hits
+
+    def _picked(
+        self, ranked: list[tuple[int, float]], request: SearchRequest, exact: bool
+    ) -> list[_Pick]:
+        """The chunks to show, best first: those ``--source``/``--path`` accept, each passage
+        once (a near-duplicate of one picked, on another page or in another document, counts
+        as a repeat of it) and at most ``per_document`` of a document; the document's last
+        pick counts the candidates left out (``more``)."""
+        if not ranked:
+            return []
+        columns = ["digest", "fingerprint", *(("names", "sources") if exact else ())]
+        rows = self.chunks.take([offset for offset, _ in ranked], columns=columns).to_pylist()
+        picks: list[_Pick] = []
+        per_document: dict[str, list[_Pick]] = {}
+        left_out: dict[str, int] = {}
+        for (offset, score), row in zip(ranked, rows, strict=True):
+            if exact and not accepts(row, request):
+                continue
+            print_ = int(row["fingerprint"] or 0)
+            same = next((p for p in picks if near_duplicates(p.fingerprint, print_)), None)
+            if same is not None:
+                same.repeats += 1
+                continue
+            digest = row["digest"]
+            mine = per_document.setdefault(digest, [])
+            if request.per_document and len(mine) >= request.per_document:
+                left_out[digest] = left_out.get(digest, 0) + 1
+                continue
+            if len(picks) < request.limit:
+                pick = _Pick(offset, score, print_)
+                picks.append(pick)
+                mine.append(pick)
+        for digest, count in left_out.items():
+            per_document[digest][-1].more = count
+        return picks
 
     def _passage(self, row: dict[str, Any], request: SearchRequest) -> str:
         """A document hit's best passage: its chunk that matches the query best (its summary

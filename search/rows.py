@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bucketdigest.search.terms import index_terms
+from bucketdigest.search.terms import fingerprint, index_terms, matched_text
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, SUMMARY, TAGS, ResultZip
@@ -79,6 +79,7 @@ def rows_from_result(
     file_type = str(info.get("ext", ""))
     count = len(chunks)
     texts = [c["text"] for c in chunks]
+    headings = [list(c.get("headings", [])) for c in chunks]
     shared = {
         "digest": [digest] * count,
         "title": [title] * count,
@@ -93,11 +94,12 @@ def rows_from_result(
     columns = {
         **shared,
         "text": texts,
-        "terms": [index_terms(t) for t in texts],
+        "terms": [index_terms(matched_text(t, h)) for t, h in zip(texts, headings, strict=True)],
+        "fingerprint": [fingerprint(t, h) for t, h in zip(texts, headings, strict=True)],
         "id": [c["id"] for c in chunks],
         "page": [int(c["page"]) for c in chunks],
         "part": [int(c["part"]) for c in chunks],
-        "headings": [list(c.get("headings", [])) for c in chunks],
+        "headings": headings,
     }
 
     # and the document's own row: its words, and the mean of its chunks' vectors

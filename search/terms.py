@@ -12,6 +12,7 @@ with the plain tokenizer and 0.62 with ICU's dictionary word breaker.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 CJK_RUN = re.compile(
     "["
@@ -51,3 +52,59 @@ def index_terms(text: str) -> str:
 def cjk_pairs(text: str) -> set[str]:
     """The character pairs (and lone characters) of ``text``'s CJK runs."""
     return set(index_terms(" ".join(m.group() for m in CJK_RUN.finditer(text))).split())
+
+
+def matched_text(text: str, headings: list[str]) -> str:
+    """What a keyword search matches a chunk by: the headings it stands under (chapter,
+    section), then its text. A question names the topic a section's title names ("the density
+    of the t distribution") more often than the words of a formula or table under it."""
+    path = " ".join(h.strip("#* ") for h in headings)
+    return f"{path}\n{text}" if path else text
+
+
+FINGERPRINT_MIN_WORDS = 12
+"""Texts shorter than this get no fingerprint (0): two short headings alike are not the same
+passage."""
+_FINGERPRINT_WORD = re.compile(r"[^\W_]+")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s.*$", re.MULTILINE)
+
+
+def fingerprint(text: str, headings: Sequence[str] = ()) -> int:
+    """A 64-bit SimHash of ``text``'s word triples (case and punctuation aside, and the lines
+    that are its ``headings`` or Markdown headings: the same passage stands under other
+    titles elsewhere; CJK as character pairs), as a signed integer: texts that differ in a
+    few words (a page number, a running line) differ in a few bits (:func:`near_duplicates`).
+    0 for a short text."""
+    import hashlib
+
+    import numpy as np
+
+    titles = {h.strip("#* ") for h in headings}
+    body = "\n".join(
+        line
+        for line in text.splitlines()
+        if line.strip("#* ") not in titles and not _HEADING_LINE.match(line)
+    )
+    words = _FINGERPRINT_WORD.findall(index_terms(body).casefold())
+    if len(words) < FINGERPRINT_MIN_WORDS:
+        return 0
+    triples = {" ".join(words[i : i + 3]) for i in range(len(words) - 2)}
+    hashes = np.array(
+        [int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest()) for t in triples],
+        dtype=np.uint64,
+    )
+    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    votes = bits.sum(axis=0, dtype=np.int64) * 2 - len(triples)
+    packed = np.packbits((votes > 0).astype(np.uint8), bitorder="little")
+    return int(packed.view(np.int64)[0]) or 1
+
+
+NEAR_DUPLICATE_BITS = 6
+"""Fingerprints this many bits apart or fewer are the same passage: a word changed in a
+40-word passage moves about 5 bits, while unrelated texts are about 32 apart (a chance
+within 6 is below one in a million)."""
+
+
+def near_duplicates(a: int, b: int) -> bool:
+    """Whether two fingerprints (:func:`fingerprint`) are of the same passage."""
+    return bool(a and b) and ((a ^ b) & (2**64 - 1)).bit_count() <= NEAR_DUPLICATE_BITS

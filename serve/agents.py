@@ -24,7 +24,14 @@ from pydantic import ConfigDict, Field
 
 from bucketdigest.runner.listing import find_digest, list_files
 from bucketdigest.search.cache import IndexCacheSettings
-from bucketdigest.search.request import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.search.request import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    PER_DOCUMENT,
+    Level,
+    Mode,
+    SearchRequest,
+)
 from bucketdigest.serve import privacy
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.serve.documents import checked_hash, read_page
@@ -123,12 +130,25 @@ def build_agent_server(backend: Backend) -> MCPServer:
         path: str | None = None,
         file_type: str | None = None,
         tag: str | None = None,
+        document: str | None = None,
+        per_document: Annotated[int, Field(ge=0, le=MAX_LIMIT)] = PER_DOCUMENT,
     ) -> list[dict[str, Any]]:
         """Search every document: passages (level "chunks") or whole documents. mode hybrid
         (default) combines keyword (exact words, quote a phrase) and semantic (meaning).
-        Filters: path (a glob on the ingested path), file_type (pdf, md...), tag."""
+        Filters: path (a glob on the ingested path), file_type (pdf, md...), tag. At most
+        per_document passages of one document are returned (0: no cap); a hit whose "more"
+        is above 0 has more passages in its document: search again with document set to
+        its digest to read them. "repeats" counts other places holding the same text."""
         request = SearchRequest(
-            query, Level(level), Mode(mode), limit, path=path, file_type=file_type, tag=tag
+            query,
+            Level(level),
+            Mode(mode),
+            limit,
+            path=path,
+            file_type=file_type,
+            tag=tag,
+            document=document,
+            per_document=per_document,
         )
         return [
             {
@@ -142,6 +162,8 @@ def build_agent_server(backend: Backend) -> MCPServer:
                 "cite": _cite(hit.names, hit.title, hit.page),
                 "regions": [dict(r) for r in hit.regions],
                 "view": hit.view,
+                "more": hit.more,
+                "repeats": hit.repeats,
             }
             for hit in backend.search(request)
         ]

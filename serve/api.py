@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from typing import Annotated, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi import Path as PathParam
@@ -12,7 +12,15 @@ from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
-from bucketdigest.search.request import MAX_LIMIT, MAX_QUERY_CHARS, Level, Mode, SearchRequest
+from bucketdigest.search.hit import Hit
+from bucketdigest.search.request import (
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    PER_DOCUMENT,
+    Level,
+    Mode,
+    SearchRequest,
+)
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import DocumentView, checked_hash, read_page
 from bucketdigest.serve.html import files_url, served_markdown
@@ -44,11 +52,33 @@ class SearchQuery(BaseModel):
     source: str | None = Field(None, description="Only sources whose URL or path has this.")
     type: str | None = Field(None, description="Only this file type (pdf, md, ...).")
     tag: str | None = None
+    document: str | None = Field(
+        None, description="Only this document's passages (its hash): more from this document."
+    )
+    per_document: int = Field(
+        PER_DOCUMENT, ge=0, le=MAX_LIMIT, description="Passages of one document at most (0: all)."
+    )
 
     def request(self, level: Level) -> SearchRequest:
         return SearchRequest(
-            self.q, level, self.mode, self.limit, self.source, None, self.type, self.tag
+            self.q,
+            level,
+            self.mode,
+            self.limit,
+            self.source,
+            None,
+            self.type,
+            self.tag,
+            self.document,
+            self.per_document,
         )
+
+    def more_from(self, hit: Hit) -> str | None:
+        """The search that shows the rest of ``hit``'s document (None: nothing was left out)."""
+        if not hit.more:
+            return None
+        asked = {"q": self.q, "mode": self.mode.value, "document": hit.digest}
+        return "/api/search/chunks?" + urlencode(asked)
 
 
 Search = Annotated[SearchQuery, Query()]
@@ -56,7 +86,8 @@ Search = Annotated[SearchQuery, Query()]
 
 @router.get("/search/chunks", summary="Find exactly where something is written")
 def search_chunks(backend: BackendDep, query: Search) -> dict[str, Any]:
-    return {"hits": [h.to_dict() for h in backend.search(query.request(Level.CHUNKS))]}
+    hits = backend.search(query.request(Level.CHUNKS))
+    return {"hits": [{**h.to_dict(), "more_from_document": query.more_from(h)} for h in hits]}
 
 
 @router.get("/search/documents", summary="Which documents are about something")

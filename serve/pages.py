@@ -46,10 +46,13 @@ def search_page(
     mode: Mode = Mode.HYBRID,
     type: str = "",
     source: str = "",
+    document: str = "",
 ) -> HTMLResponse:
     hits = None
     if q.strip():
-        request_ = SearchRequest(q, level, mode, 20, source or None, None, type or None)
+        request_ = SearchRequest(
+            q, level, mode, 20, source or None, None, type or None, document=document or None
+        )
         hits = backend.search(request_)
     return render(
         request,
@@ -59,6 +62,7 @@ def search_page(
         mode=mode.value,
         type=type,
         source=source,
+        document=document,
         hits=hits,
         modes=[m.value for m in Mode],
     )

@@ -238,9 +238,12 @@ def known_word(word: str) -> bool:
     return len(pieces) == 1 and pieces[0] != "[UNK]"
 
 
+@functools.cache
 def query_embedder() -> Embedder:
     """The embedder of search queries: one short text at a time, on one thread that sleeps
-    when idle (a server runs a process per core; spinning threads would fight over them)."""
+    when idle (a server runs a process per core; spinning threads would fight over them).
+    One per process: opening the model costs 130 ms, a query's embedding 5 (ONNX Runtime
+    sessions answer many threads at once)."""
     return Embedder(threads=1, spin=False)
 
 

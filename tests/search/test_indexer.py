@@ -186,8 +186,14 @@ def test_documents_indexed_one_at_a_time_stay_covered_by_the_full_text_index(
         index = SearchIndex.open(index_location(settings))
         for table in (index.chunks, index.documents):
             names = sorted(i.name for i in table.list_indices())
-            assert names == ["file_type_idx", "locations_idx", "tags_idx", "terms_idx"]
-            assert [unindexed_rows(table, name) for name in names] == [0, 0, 0, 0]
+            assert names == [
+                "digest_idx",
+                "file_type_idx",
+                "locations_idx",
+                "tags_idx",
+                "terms_idx",
+            ]
+            assert [unindexed_rows(table, name) for name in names] == [0] * len(names)
     hits = Searcher.open(settings).search(SearchRequest("thieves tools", mode=Mode.KEYWORD))
     assert hits[0].digest == topics_bucket[1]["world/dungeons.md"]
 

@@ -1,0 +1,179 @@
+"""Results spread over documents: a document that repeats the query's words on every page
+shows its best few passages and then "more from this document", the same passage in several
+places counts once, a section's headings are matched with its text, and a clear winner of
+one ranking stays near the top of the hybrid one."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bucketdigest.search import query
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.errors import InvalidQuery
+from bucketdigest.shared.stores.local import LocalStore
+from tests.search.conftest import digest_folder
+
+REPEATED = "Keep the reactor coolant valve closed while the pumps are serviced."
+COPIED = (
+    "Every pilot files a flight plan with the harbour tower before the seaplane leaves the "
+    "water, and reports the fuel on board with the number of passengers carried."
+)
+SECTIONS = [
+    "Check the turbine bearings for wear.",
+    "Record the steam pressure every hour.",
+    "Inspect the condenser tubes for scale.",
+    "Test the emergency diesel generator weekly.",
+    "Calibrate the neutron flux detectors.",
+    "Flush the feedwater heaters each season.",
+    "Replace the control rod drive seals.",
+    "Sample the primary loop chemistry daily.",
+]
+
+
+WORDS = tuple(
+    [
+        "gauge",
+        "lever",
+        "hatch",
+        "panel",
+        "filter",
+        "duct",
+        "relay",
+        "fuse",
+        "meter",
+        "pipe",
+        "flange",
+        "gasket",
+        "bolt",
+        "clamp",
+        "hose",
+        "tank",
+        "drum",
+        "belt",
+        "chain",
+        "gear",
+        "shaft",
+        "axle",
+        "spring",
+        "latch",
+        "hinge",
+        "lamp",
+        "switch",
+        "wire",
+        "cable",
+        "socket",
+    ]
+)
+
+
+def _section(n: int, task: str) -> str:
+    """A section of the manual: the repeated rule, its task, and words of its own."""
+    own = " ".join(random.Random(n).choices(WORDS, k=700))  # a chunk of its own
+    return f"## Task {n}\n\n{REPEATED} {task} Parts: {own}."
+
+
+def _write(folder: Path) -> None:
+    files = {
+        "plant/manual.md": "# Plant manual\n\n"
+        + "\n\n".join(_section(n, task) for n, task in enumerate(SECTIONS, 1)),
+        "plant/valves.md": "# Valves\n\n## Coolant valve\n\nThe reactor coolant valve is a gate "
+        "valve of forged steel; it is closed by turning the wheel clockwise twelve turns.\n",
+        "air/one.md": f"# Seaplanes\n\n## Departures\n\n{COPIED}\n",
+        "air/two.md": f"# Harbour rules\n\n## Flights\n\n{COPIED}\n",
+        "stats/t.md": "# Statistics\n\n## Density of the Student t distribution\n\n"
+        "f(x) = Γ((ν+1)/2) / (√(νπ) Γ(ν/2)) (1 + x²/ν)^(−(ν+1)/2)\n",  # noqa: RUF001  # noqa: RUF001
+    }
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def spread(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[str, str]]:
+    root = tmp_path_factory.mktemp("spread")
+    _write(root / "in")
+    store = LocalStore(root / "bucket")
+    digests = digest_folder(store, root / "in")
+    settings = StoreSettings(bucket=str(root / "bucket"))
+    index_bucket(store, settings)
+    return Searcher.open(settings), digests
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_document_repeating_the_words_shows_a_few_passages_then_others(
+    spread: tuple[Searcher, dict[str, str]], mode: Mode
+) -> None:
+    searcher, digests = spread
+    manual = digests["plant/manual.md"]
+    uncapped = searcher.search(SearchRequest("reactor coolant valve", mode=mode, per_document=0))
+    assert [h.digest for h in uncapped].count(manual) == len(SECTIONS)
+
+    hits = searcher.search(SearchRequest("reactor coolant valve", mode=mode))
+    mine = [h for h in hits if h.digest == manual]
+    assert len(mine) == PER_DOCUMENT
+    assert digests["plant/valves.md"] in {h.digest for h in hits[: PER_DOCUMENT + 1]}
+    assert mine[-1].more >= 1 and all(h.more == 0 for h in mine[:-1])
+
+    more = searcher.search(SearchRequest("reactor coolant valve", mode=mode, document=manual))
+    assert {h.digest for h in more} == {manual}
+    assert len(more) > PER_DOCUMENT
+    assert all(h.more == 0 for h in more)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_the_same_passage_in_two_documents_counts_once(
+    spread: tuple[Searcher, dict[str, str]], mode: Mode
+) -> None:
+    searcher, digests = spread
+    copies = {digests["air/one.md"], digests["air/two.md"]}
+    hits = searcher.search(SearchRequest("seaplane flight plan harbour tower", mode=mode))
+    shown = [h for h in hits if h.digest in copies]
+    assert len(shown) == 1
+    assert shown[0].repeats == 1
+    assert hits[0] is shown[0]
+
+
+def test_a_sections_headings_are_matched_with_its_text(
+    spread: tuple[Searcher, dict[str, str]],
+) -> None:
+    """The formula's chunk holds no word of the question; its heading does."""
+    searcher, digests = spread
+    for mode in (Mode.KEYWORD, Mode.HYBRID):
+        hits = searcher.search(SearchRequest("density of the t distribution", mode=mode))
+        assert hits[0].digest == digests["stats/t.md"]
+        assert "Γ" in hits[0].snippet.text
+
+
+def test_a_document_filter_must_be_a_hash(spread: tuple[Searcher, dict[str, str]]) -> None:
+    with pytest.raises(InvalidQuery, match="64 hex digits"):
+        spread[0].search(SearchRequest("valve", document="plant/manual.md"))
+    with pytest.raises(InvalidQuery, match="per_document"):
+        spread[0].search(SearchRequest("valve", per_document=-1))
+
+
+_RANKED = st.lists(
+    st.floats(min_value=0, max_value=1, allow_nan=False), min_size=1, max_size=30
+).map(lambda scores: list(enumerate(sorted(scores, reverse=True))))
+
+
+@given(_RANKED, st.data())
+def test_a_clear_winner_is_lifted_to_its_place_and_nothing_else_moves(
+    ranked: list[tuple[int, float]], data: st.DataObject
+) -> None:
+    winner = data.draw(st.sampled_from([offset for offset, _ in ranked]))
+    lifted = query._lifted(ranked, winner)
+    assert sorted(lifted) != [] and {o for o, _ in lifted} == {o for o, _ in ranked}
+    assert [o for o, _ in lifted].index(winner) <= query.CLEAR_WINNER_PLACE - 1
+    others = [o for o, _ in lifted if o != winner]
+    assert others == [o for o, _ in ranked if o != winner]
+    scores = [s for _, s in lifted]
+    assert scores == sorted(scores, reverse=True)
