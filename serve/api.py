@@ -77,7 +77,7 @@ class SearchQuery(BaseModel):
         """The search that shows the rest of ``hit``'s document (None: nothing was left out)."""
         if not hit.more:
             return None
-        asked = {"q": self.q, "mode": self.mode.value, "document": hit.digest}
+        asked = {"q": self.q, "mode": self.mode.value, "limit": self.limit, "document": hit.digest}
         return "/api/search/chunks?" + urlencode(asked)
 
 

@@ -33,6 +33,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Ingest hashing",
         "Search",
         "Ranking",
+        "Questions in a person's own words",
         "Embeddings",
         "Memory per document",
         "doc-to-markdown against bare pymupdf4llm",

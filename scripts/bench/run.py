@@ -24,6 +24,7 @@ import index_cache
 import memory
 import ocr_readers
 import plain_pages
+import questions
 import ranking
 import realworld
 import requests_per_doc
@@ -48,6 +49,7 @@ SECTIONS = (
     "hashing",
     "search",
     "ranking",
+    "questions",
     "embeddings",
     "index-cache",
     "serve",
@@ -114,6 +116,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Search", searching.run(args.quick))
     if "ranking" in wanted:
         add("Ranking: known-item queries over the real-world corpus", ranking.run(args.quick))
+    if "questions" in wanted:
+        add("Questions in a person's own words", questions.run(args.quick))
     if "embeddings" in wanted:
         add("Embeddings: float against 8-bit weights", embeddings.run(args.quick))
     if "index-cache" in wanted:

@@ -180,3 +180,42 @@ def test_many_threads_searching_past_the_kept_query_vectors_all_get_answers(
         finally:
             sys.setswitchinterval(switching)
     assert all(answers)
+
+
+def test_an_index_an_older_bucketdigest_made_is_rebuilt_by_the_next_indexing(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """After an upgrade the workers' next index run rebuilds it (no flag, no person)."""
+    bucket = tmp_path / "copy"
+    shutil.copytree(topics_bucket[0], bucket)
+    settings = StoreSettings(bucket=str(bucket))
+    index_bucket(LocalStore(bucket), settings)
+    index = SearchIndex.open(index_location(settings))
+    old = index.chunks.schema.with_metadata(
+        {**index.chunks.schema.metadata, b"bucketdigest.schema_version": b"2"}
+    )
+    index.db.create_table("chunks", schema=old, mode="overwrite")
+    with pytest.raises(IndexMismatch, match="schema version 2"):
+        Searcher.open(settings)
+    report = index_bucket(LocalStore(bucket), settings)
+    assert "schema version 2" in report.damage and report.added == 5
+    hits = Searcher.open(settings).search(SearchRequest("harvest"))
+    assert hits[0].digest == topics_bucket[1]["world/harvest.md"]
+
+
+def test_queries_share_one_embedding_model_per_process(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the model costs 130 ms: a new query must not pay it again."""
+    searcher, _ = indexed
+    searcher.search(SearchRequest("a first question about farming", mode=Mode.SEMANTIC))
+    opened: list[object] = []
+    original = query.Embedder.__init__
+    monkeypatch.setattr(
+        query.Embedder,
+        "__init__",
+        lambda self, *a, **k: opened.append(self) or original(self, *a, **k),
+    )
+    fresh = Searcher(searcher.chunks, searcher.documents)
+    assert fresh.search(SearchRequest("another question about ships", mode=Mode.SEMANTIC))
+    assert opened == []

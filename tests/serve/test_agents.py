@@ -54,6 +54,14 @@ async def _session(client: Client, served: Served) -> None:
     # a passage of a PDF: its regions on the page, the view that shows it, the page's image
     found = _data(await client.call_tool("search", {"query": "The Long Rulebook", "limit": 20}))
     on_pdf = next(h for h in found if h["digest"] == long_pdf)
+    shown = [h for h in found if h["digest"] == long_pdf]
+    assert len(shown) == 3 and shown[-1]["more"] > 0, "a few passages, then more on request"
+    rest = _data(
+        await client.call_tool(
+            "search", {"query": "The Long Rulebook", "limit": 20, "document": long_pdf}
+        )
+    )
+    assert {h["digest"] for h in rest} == {long_pdf} and len(rest) > 3
     assert on_pdf["regions"] and on_pdf["regions"][0]["page"] == on_pdf["page"]
     assert on_pdf["view"].startswith(f"/documents/{long_pdf}/pages/{on_pdf['page']}?chunk=")
     image = await client.call_tool("get_page_image", {"document": long_pdf, "page": 1})

@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.request import SearchRequest
+from bucketdigest.search.request import PER_DOCUMENT, SearchRequest
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
@@ -319,3 +319,21 @@ def test_the_command_lines_json_hits_carry_their_regions_too(served: Served) -> 
     hits = json.loads(answer.output)
     on_pdf = next(h for h in hits if h["digest"] == served.digests["rulebooks/long.pdf"])
     assert on_pdf["regions"] and on_pdf["view"].endswith(on_pdf["chunk_id"])
+
+
+def test_a_document_shows_a_few_passages_and_a_link_to_the_rest(
+    client: TestClient, served: Served
+) -> None:
+    """Every chunk of the long rulebook stands under its title: the search shows its best few
+    and then other documents; the link on its last one answers with that document only."""
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    params = {"q": "The Long Rulebook", "limit": 20}
+    hits = client.get("/api/search/chunks", params=params).json()["hits"]
+    mine = [h for h in hits if h["digest"] == long_pdf]
+    assert len(mine) == PER_DOCUMENT
+    assert mine[-1]["more"] > 0 and all(h["more_from_document"] is None for h in mine[:-1])
+    more = client.get(mine[-1]["more_from_document"]).json()["hits"]
+    assert {h["digest"] for h in more} == {long_pdf}
+    assert len(more) > PER_DOCUMENT
+    everything = client.get("/api/search/chunks", params={**params, "per_document": 0}).json()
+    assert [h["digest"] for h in everything["hits"]].count(long_pdf) > PER_DOCUMENT

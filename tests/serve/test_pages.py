@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from fastapi.testclient import TestClient
 
+from bucketdigest.search.request import PER_DOCUMENT
 from bucketdigest.serve.app import create_app
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared.config import StoreSettings
@@ -19,6 +21,21 @@ def test_the_search_page_lists_hits_with_marked_words_and_links_to_the_page(
     digest = served.digests["melee/grappling.md"]
     assert f'href="/documents/{digest}?page=1#page-1"' in html
     assert re.search(r"<mark>grappl\w*</mark>", html, re.IGNORECASE)
+
+
+def test_more_from_this_document_links_to_a_search_of_that_document(
+    client: TestClient, served: Served
+) -> None:
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    page = client.get("/", params={"q": "The Long Rulebook"}).text
+    assert page.count(f'href="/documents/{long_pdf}?page=') == PER_DOCUMENT
+    links = re.findall(r'<a class="more" href="([^"]+)">more from this document', page)
+    assert len(links) == 1 and f"document={long_pdf}" in links[0]
+    more = client.get(html.unescape(links[0])).text
+    assert "in one document" in more
+    shown = set(re.findall(r'<h3><a href="/documents/([0-9a-f]{64})', more))
+    assert shown == {long_pdf}
+    assert more.count(f'href="/documents/{long_pdf}?page=') > PER_DOCUMENT
 
 
 def test_the_document_level_search_links_to_documents(client: TestClient, served: Served) -> None:
