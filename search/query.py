@@ -24,7 +24,7 @@ from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import coverage, make_snippet
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import index_terms, matched_text, near_duplicates
+from bucketdigest.search.terms import index_terms, near_duplicates
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery
@@ -87,9 +87,8 @@ shows only (reading every candidate's text cost half a hybrid search's time)."""
 _COLUMNS = ("digest", "title", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
-_MATCHED = {True: ("headings", "digest"), False: ()}
-"""Columns a hybrid search reads of a table's keyword candidates besides ``text`` and
-``vector`` (chunks: the headings they are matched by, and their document)."""
+_PICKING = ("digest", "fingerprint")
+"""Columns of every chunk candidate that decide which are shown (:meth:`Searcher._picked`)."""
 
 
 def _full_text(query: str) -> Any:
@@ -101,12 +100,6 @@ def _full_text(query: str) -> Any:
     if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
         return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
     return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
-
-
-def _matched(row: dict[str, Any]) -> str:
-    """What a chunk is matched by (its headings, then its text: :func:`.terms.matched_text`)."""
-    headings = row.get("headings")
-    return matched_text(row["text"], list(headings)) if headings else row["text"]
 
 
 def _keyword_weight(query: str, complete: bool) -> float:
@@ -236,26 +229,35 @@ class Searcher:
         ).to_pylist()
         return [row for row in rows if 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR]
 
-    def _ranked(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[int, float]]:
-        """The rows (their offsets in ``table``) with their scores, best first."""
+    def _ranked(
+        self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
+    ) -> tuple[list[tuple[int, float]], dict[int, dict[str, Any]]]:
+        """The rows (their offsets in ``table``) with their scores, best first; and each
+        candidate's ``columns`` (read with the ranking: a second read costs 2 ms a search)."""
         if request.mode is Mode.KEYWORD:
-            return [(r[_OFFSET], r["_score"]) for r in self._keyword(table, request, fetch)]
+            rows = self._keyword(table, request, fetch, columns)
+            return [(r[_OFFSET], r["_score"]) for r in rows], {r[_OFFSET]: r for r in rows}
         if request.mode is Mode.SEMANTIC:
-            rows = self._semantic(table, request, fetch)
-            return [(r[_OFFSET], 1.0 - r["_distance"]) for r in rows]
-        return self._fused(table, request, fetch)
+            rows = self._semantic(table, request, fetch, columns)
+            ranked = [(r[_OFFSET], 1.0 - r["_distance"]) for r in rows]
+            return ranked, {r[_OFFSET]: r for r in rows}
+        return self._fused(table, request, fetch, columns)
 
-    def _fused(self, table: Any, request: SearchRequest, fetch: int) -> list[tuple[int, float]]:
+    def _fused(
+        self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
+    ) -> tuple[list[tuple[int, float]], dict[int, dict[str, Any]]]:
         """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`);
         a clear winner of either ranking stands no lower than :data:`CLEAR_WINNER_PLACE`."""
         import numpy as np
 
         chunks = table is self.chunks
         vector = self._vector(request.query)
-        keyword = self._keyword(table, request, fetch, ("text", "vector", *_MATCHED[chunks]))
-        semantic = self._semantic(table, request, fetch, ("digest",) if chunks else ())
+        # the words a row is matched by (a chunk's headings and text: .terms.matched_text)
+        read = tuple(dict.fromkeys((*(("digest",) if chunks else ()), *columns)))
+        keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
+        semantic = self._semantic(table, request, fetch, read)
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
-        held = {r[_OFFSET]: coverage(request.query, _matched(r)) for r in keyword}
+        held = {r[_OFFSET]: coverage(request.query, r[TERMS]) for r in keyword}
         complete = max(held.values(), default=0.0) >= 1.0
         weight = _keyword_weight(request.query, complete)
         about: dict[str, float] = {}
@@ -284,7 +286,7 @@ class Searcher:
         for winner, rows in zip(winners, (semantic, keyword), strict=True):
             if winner:
                 ranked = _lifted(ranked, rows[0][_OFFSET])
-        return ranked
+        return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
 
     def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:
         """How close each document of ``digests`` is, as a whole, to the query's ``vector``
@@ -317,7 +319,8 @@ class Searcher:
         if request.mode is Mode.HYBRID or (chunks and request.per_document):
             fetch = min(MAX_LIMIT, max(fetch, HYBRID_CANDIDATES * request.limit))
         try:
-            ranked = self._ranked(table, request, fetch)
+            light = (*_PICKING, *(("names", "sources") if exact else ())) if chunks else ()
+            ranked, candidates = self._ranked(table, request, fetch, light)
         except (ValueError, OSError) as exc:
             if any(sign in str(exc) for sign in _MISSING_FILE):
                 raise IndexDamaged(
@@ -326,7 +329,7 @@ class Searcher:
                 ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
         if chunks:
-            picks = self._picked(ranked, request, exact)
+            picks = self._picked(ranked, candidates, request, exact)
         else:
             picks = [_Pick(offset, score) for offset, score in ranked]
 
@@ -361,16 +364,17 @@ class Searcher:
         return hits
 
     def _picked(
-        self, ranked: list[tuple[int, float]], request: SearchRequest, exact: bool
+        self,
+        ranked: list[tuple[int, float]],
+        candidates: dict[int, dict[str, Any]],
+        request: SearchRequest,
+        exact: bool,
     ) -> list[_Pick]:
         """The chunks to show, best first: those ``--source``/``--path`` accept, each passage
         once (a near-duplicate of one picked, on another page or in another document, counts
         as a repeat of it) and at most ``per_document`` of a document; the document's last
         pick counts the candidates left out (``more``)."""
-        if not ranked:
-            return []
-        columns = ["digest", "fingerprint", *(("names", "sources") if exact else ())]
-        rows = self.chunks.take([offset for offset, _ in ranked], columns=columns).to_pylist()
+        rows = [candidates[offset] for offset, _ in ranked]
         picks: list[_Pick] = []
         per_document: dict[str, list[_Pick]] = {}
         left_out: dict[str, int] = {}

@@ -12,7 +12,10 @@ with the plain tokenizer and 0.62 with ICU's dictionary word breaker.
 from __future__ import annotations
 
 import re
+import string
+import zlib
 from collections.abc import Sequence
+from typing import Any
 
 CJK_RUN = re.compile(
     "["
@@ -65,18 +68,24 @@ def matched_text(text: str, headings: list[str]) -> str:
 FINGERPRINT_MIN_WORDS = 12
 """Texts shorter than this get no fingerprint (0): two short headings alike are not the same
 passage."""
-_FINGERPRINT_WORD = re.compile(r"[^\W_]+")
+_PUNCTUATION = str.maketrans(
+    dict.fromkeys(
+        string.punctuation + "\u201c\u201d\u2018\u2019\u00ab\u00bb\u2013\u2014\u2026\u2022\u00b7",
+        " ",
+    )
+)
+"""Punctuation read as spaces when a text's words are fingerprinted (a translate and a split
+cost a tenth of a regular expression's word search)."""
 _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s.*$", re.MULTILINE)
 
 
 def fingerprint(text: str, headings: Sequence[str] = ()) -> int:
-    """A 64-bit SimHash of ``text``'s word triples (case and punctuation aside, and the lines
+    """A 64-bit SimHash of ``text``'s word triples (each as often as it occurs; case and
+    punctuation aside, and the lines
     that are its ``headings`` or Markdown headings: the same passage stands under other
     titles elsewhere; CJK as character pairs), as a signed integer: texts that differ in a
     few words (a page number, a running line) differ in a few bits (:func:`near_duplicates`).
     0 for a short text."""
-    import hashlib
-
     import numpy as np
 
     titles = {h.strip("#* ") for h in headings}
@@ -85,18 +94,39 @@ def fingerprint(text: str, headings: Sequence[str] = ()) -> int:
         for line in text.splitlines()
         if line.strip("#* ") not in titles and not _HEADING_LINE.match(line)
     )
-    words = _FINGERPRINT_WORD.findall(index_terms(body).casefold())
+    words = index_terms(body).casefold().translate(_PUNCTUATION).split()
     if len(words) < FINGERPRINT_MIN_WORDS:
         return 0
-    triples = {" ".join(words[i : i + 3]) for i in range(len(words) - 2)}
-    hashes = np.array(
-        [int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest()) for t in triples],
-        dtype=np.uint64,
-    )
-    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    votes = bits.sum(axis=0, dtype=np.int64) * 2 - len(triples)
-    packed = np.packbits((votes > 0).astype(np.uint8), bitorder="little")
+    codes = {word: _word_code(word) for word in set(words)}
+    hashed = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
+    triples = _mixed(hashed[:-2] ^ _rotated(hashed[1:-1], 21) ^ _rotated(hashed[2:], 42))
+    bits = np.unpackbits(triples.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    votes = np.count_nonzero(bits, axis=0) * 2 - len(triples)
+    packed = np.packbits(votes > 0, bitorder="little")
     return int(packed.view(np.int64)[0]) or 1
+
+
+def _word_code(word: str) -> int:
+    """A word as 64 bits, the same in every process (``hash`` is salted per process)."""
+    data = word.encode()
+    return zlib.crc32(data) | zlib.adler32(data) << 32
+
+
+def _mixed(values: Any) -> Any:
+    """SplitMix64's finalizer over a uint64 array: every input bit moves every output bit."""
+    import numpy as np
+
+    values = values ^ (values >> np.uint64(30))
+    values = values * np.uint64(0xBF58476D1CE4E5B9)
+    values = values ^ (values >> np.uint64(27))
+    values = values * np.uint64(0x94D049BB133111EB)
+    return values ^ (values >> np.uint64(31))
+
+
+def _rotated(values: Any, bits: int) -> Any:
+    import numpy as np
+
+    return (values << np.uint64(bits)) | (values >> np.uint64(64 - bits))
 
 
 NEAR_DUPLICATE_BITS = 6

@@ -4,11 +4,12 @@ each search mode.
 ``questions.jsonl`` beside this script holds the questions, written by hand from passages of
 the corpus's documents in other words than the passage: each names its document, page and
 kind, and an ``evidence`` span copied from the passage. The kinds are ordinary paraphrases and
-the cases that lose answers: documents whose text repeats in other documents (``repeated``),
-tables with abbreviations (``table``), formulas (``formula``), an English question about a
-manual that also exists in translation (``translation``; the Japanese, Chinese and Korean
-versions are in the corpus), questions in other languages (``non-English``), one-page
-documents, forms and scanned pages with a text layer.
+the cases that lose answers: text that repeats (``repeated``: the same passage in several
+documents, or slides whose every page repeats its navigation lines), tables with
+abbreviations (``table``), formulas (``formula``), an English question about a manual that
+also exists in translation (``translation``; the Japanese, Chinese and Korean versions are in
+the corpus), questions in other languages (``non-English``), one-page documents, forms and
+scanned pages with a text layer.
 
 A hit answers when its document holds the evidence: every document and page whose indexed
 text contains it (letters and digits compared, case and spacing ignored) is an answer, so a

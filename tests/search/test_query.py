@@ -116,13 +116,20 @@ def test_an_index_made_with_another_model_is_refused_until_rebuilt(
     assert Searcher.open(settings).search(SearchRequest("harvest"))
 
 
-def test_a_damaged_index_is_reported_with_the_way_out(
-    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
+def _indexed_copy(topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path) -> StoreSettings:
+    """A copy of the topics bucket, indexed, that a test may damage."""
     bucket = tmp_path / "copy"
     shutil.copytree(topics_bucket[0], bucket)
     settings = StoreSettings(bucket=str(bucket))
     index_bucket(LocalStore(bucket), settings)
+    return settings
+
+
+def test_a_damaged_index_is_reported_with_the_way_out(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    settings = _indexed_copy(topics_bucket, tmp_path)
+    bucket = Path(settings.bucket)
     shutil.rmtree(bucket / "index" / "chunks.lance" / "_versions")
     with pytest.raises(IndexDamaged, match="--rebuild"):
         Searcher.open(settings).search(SearchRequest("harvest"))
@@ -186,10 +193,8 @@ def test_an_index_an_older_bucketdigest_made_is_rebuilt_by_the_next_indexing(
     topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     """After an upgrade the workers' next index run rebuilds it (no flag, no person)."""
-    bucket = tmp_path / "copy"
-    shutil.copytree(topics_bucket[0], bucket)
-    settings = StoreSettings(bucket=str(bucket))
-    index_bucket(LocalStore(bucket), settings)
+    settings = _indexed_copy(topics_bucket, tmp_path)
+    bucket = Path(settings.bucket)
     index = SearchIndex.open(index_location(settings))
     old = index.chunks.schema.with_metadata(
         {**index.chunks.schema.metadata, b"bucketdigest.schema_version": b"2"}
