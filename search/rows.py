@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bucketdigest.search.terms import fingerprint, index_terms, matched_text
+from bucketdigest.search.terms import fingerprints, index_terms, matched_text
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, SUMMARY, TAGS, ResultZip
@@ -95,7 +95,7 @@ def rows_from_result(
         **shared,
         "text": texts,
         "terms": [index_terms(matched_text(t, h)) for t, h in zip(texts, headings, strict=True)],
-        "fingerprint": [fingerprint(t, h) for t, h in zip(texts, headings, strict=True)],
+        "fingerprint": fingerprints(texts, headings),
         "id": [c["id"] for c in chunks],
         "page": [int(c["page"]) for c in chunks],
         "part": [int(c["part"]) for c in chunks],

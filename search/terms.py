@@ -80,30 +80,59 @@ _HEADING_LINE = re.compile(r"^ {0,3}#{1,6}\s.*$", re.MULTILINE)
 
 
 def fingerprint(text: str, headings: Sequence[str] = ()) -> int:
-    """A 64-bit SimHash of ``text``'s word triples (each as often as it occurs; case and
-    punctuation aside, and the lines
-    that are its ``headings`` or Markdown headings: the same passage stands under other
-    titles elsewhere; CJK as character pairs), as a signed integer: texts that differ in a
-    few words (a page number, a running line) differ in a few bits (:func:`near_duplicates`).
-    0 for a short text."""
+    """The fingerprint of one text (:func:`fingerprints`)."""
+    return fingerprints([text], [headings])[0]
+
+
+def fingerprints(texts: Sequence[str], headings: Sequence[Sequence[str]]) -> list[int]:
+    """For each text, a 64-bit SimHash of its word triples (each as often as it occurs; case
+    and punctuation aside, and the lines that are its ``headings`` or Markdown headings: the
+    same passage stands under other titles elsewhere; CJK as character pairs), as a signed
+    integer: texts that differ in a few words (a page number, a running line) differ in a few
+    bits (:func:`near_duplicates`); 0 for a short text. A document's chunks are done at once:
+    numpy's cost per call, not per word, would otherwise dominate."""
     import numpy as np
 
-    titles = {h.strip("#* ") for h in headings}
+    words = [
+        _fingerprinted_words(text, titles) for text, titles in zip(texts, headings, strict=True)
+    ]
+    kept = [i for i, w in enumerate(words) if len(w) >= FINGERPRINT_MIN_WORDS]
+    out = [0] * len(texts)
+    if not kept:
+        return out
+    every = [word for i in kept for word in words[i]]
+    codes = {word: _word_code(word) for word in set(every)}
+    hashed = np.fromiter(map(codes.__getitem__, every), dtype=np.uint64, count=len(every))
+    triples = _mixed(hashed[:-2] ^ _rotated(hashed[1:-1], 21) ^ _rotated(hashed[2:], 42))
+    sizes = np.array([len(words[i]) for i in kept])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    # a text's triples start at its first word and stop two words before the next text's
+    inside = np.ones(len(triples), dtype=bool)
+    ends = starts + sizes
+    for cut in (ends - 2, ends - 1):
+        inside[cut[cut < len(triples)]] = False
+    bits = np.unpackbits(triples.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    bits = bits * inside[:, None]
+    ones = np.add.reduceat(bits, starts, axis=0, dtype=np.int64)
+    votes = ones * 2 - (sizes - 2)[:, None]
+    packed = np.packbits(votes > 0, axis=1, bitorder="little").view(np.int64)[:, 0]
+    for i, value in zip(kept, packed.tolist(), strict=True):
+        out[i] = value or 1
+    return out
+
+
+def _title(line: str) -> str:
+    return line.strip().strip("#*").strip()
+
+
+def _fingerprinted_words(text: str, headings: Sequence[str]) -> list[str]:
+    titles = {_title(h) for h in headings}
     body = "\n".join(
         line
-        for line in text.splitlines()
-        if line.strip("#* ") not in titles and not _HEADING_LINE.match(line)
+        for line in text.split("\n")
+        if _title(line) not in titles and not _HEADING_LINE.match(line)
     )
-    words = index_terms(body).casefold().translate(_PUNCTUATION).split()
-    if len(words) < FINGERPRINT_MIN_WORDS:
-        return 0
-    codes = {word: _word_code(word) for word in set(words)}
-    hashed = np.fromiter(map(codes.__getitem__, words), dtype=np.uint64, count=len(words))
-    triples = _mixed(hashed[:-2] ^ _rotated(hashed[1:-1], 21) ^ _rotated(hashed[2:], 42))
-    bits = np.unpackbits(triples.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    votes = np.count_nonzero(bits, axis=0) * 2 - len(triples)
-    packed = np.packbits(votes > 0, bitorder="little")
-    return int(packed.view(np.int64)[0]) or 1
+    return index_terms(body).casefold().translate(_PUNCTUATION).split()
 
 
 def _word_code(word: str) -> int:
@@ -131,8 +160,9 @@ def _rotated(values: Any, bits: int) -> Any:
 
 NEAR_DUPLICATE_BITS = 6
 """Fingerprints this many bits apart or fewer are the same passage: a word changed in a
-40-word passage moves about 5 bits, while unrelated texts are about 32 apart (a chance
-within 6 is below one in a million)."""
+passage of a few hundred words moves a few bits, while unrelated texts are about 32 apart (a
+chance within 6 is below one in a million). A short passage's bits move more with a word
+changed (fewer triples vote), so among short ones only the same text is found."""
 
 
 def near_duplicates(a: int, b: int) -> bool:

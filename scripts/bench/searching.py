@@ -27,7 +27,7 @@ from bucketdigest.search.index import SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
-from bucketdigest.search.terms import fingerprint, index_terms
+from bucketdigest.search.terms import fingerprints, index_terms
 from bucketdigest.shared.config import StoreSettings
 
 BATCH = 100_000
@@ -58,7 +58,7 @@ def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple
             "tags": [["rules"]] * count,
             "text": (chunk_texts := texts(count, words, p, rng)),
             "terms": [index_terms(text) for text in chunk_texts],
-            "fingerprint": [fingerprint(text) for text in chunk_texts],
+            "fingerprint": fingerprints(chunk_texts, [()] * count),
             "id": [f"{d}:1:{start + i}" for i, d in enumerate(digests)],
             "page": list(range(count)),
             "part": [1] * count,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bucketdigest.search import query
+from bucketdigest.search import query, terms
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
@@ -177,3 +177,37 @@ def test_a_clear_winner_is_lifted_to_its_place_and_nothing_else_moves(
     assert others == [o for o, _ in ranked if o != winner]
     scores = [s for _, s in lifted]
     assert scores == sorted(scores, reverse=True)
+
+
+_TEXTS = st.lists(st.text(min_size=0, max_size=400), min_size=1, max_size=8)
+
+
+@given(_TEXTS)
+def test_a_documents_fingerprints_at_once_are_each_texts_own(texts: list[str]) -> None:
+    """The indexer fingerprints a document's chunks together; each must be what the chunk
+    alone gives, whatever the text (any Unicode, empty, short, one long word)."""
+    together = terms.fingerprints(texts, [()] * len(texts))
+    assert together == [terms.fingerprint(text) for text in texts]
+    for text, value in zip(texts, together, strict=True):
+        assert -(2**63) <= value < 2**63
+        assert terms.near_duplicates(value, terms.fingerprint(text)) == (value != 0)
+
+
+_HEADING = st.text(st.characters(exclude_characters="\n", exclude_categories=("Cs",)), max_size=30)
+"""A heading: one line of any characters."""
+
+
+_WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9)
+
+
+@given(st.lists(_WORD, min_size=200, max_size=400), _HEADING)
+def test_the_same_passage_under_another_heading_is_a_near_duplicate(
+    words: list[str], heading: str
+) -> None:
+    """A page's worth of words (SimHash needs many: a word changed in a 40-word passage moves
+    about as many bits as the bound allows)."""
+    passage = " ".join(words)
+    titled = f"{heading.strip()}\n{passage}" if heading.strip() else passage
+    assert terms.fingerprint(passage) == terms.fingerprint(titled, [heading])
+    changed = " ".join([*words[:-1], "different"])
+    assert terms.near_duplicates(terms.fingerprint(passage), terms.fingerprint(changed))
