@@ -372,8 +372,8 @@ class Searcher:
     ) -> list[_Pick]:
         """The chunks to show, best first: those ``--source``/``--path`` accept, each passage
         once (a near-duplicate of one picked, on another page or in another document, counts
-        as a repeat of it) and at most ``per_document`` of a document; the document's last
-        pick counts the candidates left out (``more``)."""
+        as a repeat of it) and at most ``per_document`` of a document; a document's last pick
+        counts its candidates not shown (``more``: past the cap or past the limit)."""
         rows = [candidates[offset] for offset, _ in ranked]
         picks: list[_Pick] = []
         per_document: dict[str, list[_Pick]] = {}
@@ -388,13 +388,14 @@ class Searcher:
                 continue
             digest = row["digest"]
             mine = per_document.setdefault(digest, [])
-            if request.per_document and len(mine) >= request.per_document:
-                left_out[digest] = left_out.get(digest, 0) + 1
+            capped = bool(request.per_document) and len(mine) >= request.per_document
+            if capped or len(picks) >= request.limit:
+                if mine:
+                    left_out[digest] = left_out.get(digest, 0) + 1
                 continue
-            if len(picks) < request.limit:
-                pick = _Pick(offset, score, print_)
-                picks.append(pick)
-                mine.append(pick)
+            pick = _Pick(offset, score, print_)
+            picks.append(pick)
+            mine.append(pick)
         for digest, count in left_out.items():
             per_document[digest][-1].more = count
         return picks

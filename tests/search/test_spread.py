@@ -123,6 +123,10 @@ def test_a_document_repeating_the_words_shows_a_few_passages_then_others(
     assert digests["plant/valves.md"] in {h.digest for h in hits[: PER_DOCUMENT + 1]}
     assert mine[-1].more >= 1 and all(h.more == 0 for h in mine[:-1])
 
+    first = searcher.search(SearchRequest("reactor coolant valve", mode=mode, limit=2))
+    assert [h.digest for h in first].count(manual) == 1, "below the cap, at the limit"
+    assert next(h for h in first if h.digest == manual).more >= 1
+
     more = searcher.search(SearchRequest("reactor coolant valve", mode=mode, document=manual))
     assert {h.digest for h in more} == {manual}
     assert len(more) > PER_DOCUMENT
