@@ -372,8 +372,9 @@ class Searcher:
     ) -> list[_Pick]:
         """The chunks to show, best first: those ``--source``/``--path`` accept, each passage
         once (a near-duplicate of one picked, on another page or in another document, counts
-        as a repeat of it) and at most ``per_document`` of a document; a document's last pick
-        counts its candidates not shown (``more``: past the cap or past the limit)."""
+        as a repeat of it; a search of one document shows its every page) and at most
+        ``per_document`` of a document; a document's last pick counts its candidates not
+        shown (``more``: past the cap or past the limit)."""
         rows = [candidates[offset] for offset, _ in ranked]
         picks: list[_Pick] = []
         per_document: dict[str, list[_Pick]] = {}
@@ -381,7 +382,7 @@ class Searcher:
         for (offset, score), row in zip(ranked, rows, strict=True):
             if exact and not accepts(row, request):
                 continue
-            print_ = int(row["fingerprint"] or 0)
+            print_ = int(row["fingerprint"] or 0) if request.document is None else 0
             same = next((p for p in picks if near_duplicates(p.fingerprint, print_)), None)
             if same is not None:
                 same.repeats += 1

@@ -74,6 +74,10 @@ WORDS = tuple(
 )
 
 
+NOTICE = " ".join(random.Random(99).choices(WORDS, k=450))
+"""A notice long enough to be a chunk of its own, posted twice in one document."""
+
+
 def _section(n: int, task: str) -> str:
     """A section of the manual: the repeated rule, its task, and words of its own."""
     own = " ".join(random.Random(n).choices(WORDS, k=700))  # a chunk of its own
@@ -87,6 +91,10 @@ def _write(folder: Path) -> None:
         "plant/valves.md": "# Valves\n\n## Coolant valve\n\nThe reactor coolant valve is a gate "
         "valve of forged steel; it is closed by turning the wheel clockwise twelve turns.\n",
         "air/one.md": f"# Seaplanes\n\n## Departures\n\n{COPIED}\n",
+        "plant/notice.md": "# Notices\n\n"
+        + "\n\n".join(
+            f"## Notice {n}\n\nSafety notice for the turbine hall. {NOTICE}" for n in (1, 2)
+        ),
         "air/two.md": f"# Harbour rules\n\n## Flights\n\n{COPIED}\n",
         "stats/t.md": "# Statistics\n\n## Density of the Student t distribution\n\n"
         "f(x) = Γ((ν+1)/2) / (√(νπ) Γ(ν/2)) (1 + x²/ν)^(−(ν+1)/2)\n",  # noqa: RUF001  # noqa: RUF001
@@ -144,6 +152,18 @@ def test_the_same_passage_in_two_documents_counts_once(
     assert len(shown) == 1
     assert shown[0].repeats == 1
     assert hits[0] is shown[0]
+
+
+def test_a_search_of_one_document_shows_its_repeated_pages_too(
+    spread: tuple[Searcher, dict[str, str]],
+) -> None:
+    searcher, digests = spread
+    notice = digests["plant/notice.md"]
+    hits = searcher.search(SearchRequest("safety notice for the turbine hall", mode=Mode.KEYWORD))
+    mine = [h for h in hits if h.digest == notice]
+    assert len(mine) == 1 and mine[0].repeats == 1
+    inside = SearchRequest("safety notice for the turbine hall", mode=Mode.KEYWORD, document=notice)
+    assert len(searcher.search(inside)) == 2
 
 
 def test_a_sections_headings_are_matched_with_its_text(

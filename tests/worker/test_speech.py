@@ -62,9 +62,14 @@ def test_speech_in_every_container_becomes_a_searchable_transcript(
     index_bucket(store, settings)
     searcher = Searcher.open(settings)
     for ext, word in heard.items():
-        hits = searcher.search(SearchRequest(word, mode=Mode.KEYWORD, limit=20))
-        hit = next(h for h in hits if h.names == (f"said.{ext}",))
-        assert hit.page == 1 and "[00:00]" in hit.snippet.text
+        # the containers often hold the same transcript, which a search shows once (repeats):
+        # each document is asked on its own
+        digest = digests[f"said.{ext}"]
+        hits = searcher.search(SearchRequest(word, mode=Mode.KEYWORD, document=digest))
+        assert hits[0].names == (f"said.{ext}",)
+        assert hits[0].page == 1 and "[00:00]" in hits[0].snippet.text
+    everywhere = searcher.search(SearchRequest(heard["wav"], mode=Mode.KEYWORD, limit=20))
+    assert sum(1 + h.repeats for h in everywhere) >= len(CONTAINERS)
 
 
 def test_long_sound_comes_in_segments_each_with_its_time(spoken: Path, tmp_path: Path) -> None:
