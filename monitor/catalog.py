@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.archives import extract
 from bucketdigest.shared.errors import BucketdigestError, DamagedResult, NotFound
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
@@ -180,5 +181,4 @@ def fetch_result(store: Store, digest: str, dest: Path) -> list[str]:
         raise DamagedResult(digest, reason)
     dest.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        archive.extractall(dest)
-        return archive.namelist()
+        return extract(archive, dest)

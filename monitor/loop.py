@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bucketdigest.monitor.damage import CHECK_BYTES, DamageReport, check_damage
 from bucketdigest.monitor.repair import ReconcileReport, reconcile
 from bucketdigest.monitor.sweep import MonitorSettings, SweepReport, sweep
-from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.bucket_settings import bucket_webhooks
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.events import DrainReport, drain_events
 from bucketdigest.shared.store import Store
@@ -63,7 +63,7 @@ def run_monitor(
         if last_check is None or time.monotonic() - last_check >= check_every:
             checked = check_damage(store, check_bytes)
             last_check = time.monotonic()
-        events = drain_events(store, lambda: read_settings(store)[0].webhooks)
+        events = drain_events(store, lambda: bucket_webhooks(store))
         on_pass(MonitorPass(swept, repaired, checked, events))
         if once or stop.wait(every):
             return

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.bucket_settings import bucket_webhooks
 from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.manifests import read_manifests
@@ -120,8 +120,8 @@ class RemovalEvents:
 
     @classmethod
     def of(cls, store: Store) -> RemovalEvents | None:
-        webhooks = read_settings(store)[0].webhooks
-        return cls(webhooks, Outbox(store)) if webhooks.endpoints else None
+        hooks = bucket_webhooks(store)
+        return cls(hooks, Outbox(store)) if hooks.endpoints else None
 
 
 def purge_document(

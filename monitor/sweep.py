@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from bucketdigest.shared import queue
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
-from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.bucket_settings import read_settings, webhooks
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.events import EventType, Webhooks, document_event, record_event
 from bucketdigest.shared.keys import QueueState
@@ -158,7 +158,7 @@ def sweep(store: Store, settings: MonitorSettings) -> SweepReport:
         settings = replace(
             settings,
             max_attempts=bucket.max_attempts or settings.max_attempts,
-            webhooks=bucket.webhooks,
+            webhooks=webhooks(store, bucket),
         )
     for digest, info in markers:
         _requeue_claim(store, digest, info, settings, report)

@@ -4,13 +4,13 @@ cites (the LangChain and LlamaIndex loaders use these)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from bucketdigest.search.hit import Hit
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.result import CHUNKS, ResultZip
 from bucketdigest.shared.store import Store
 
@@ -46,10 +46,9 @@ def read_chunks(store: Store, digest: str) -> list[dict[str, Any]]:
     """A done document's chunks (``chunks.jsonl``), in order; none for one not done."""
     try:
         with ResultZip(store.get(keys.out_key(digest)).data) as result:
-            lines = result.text(CHUNKS).splitlines()
+            return loads_lines(result.text(CHUNKS))
     except BucketdigestError:
         return []
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 def passages(store: Store, hits: list[Hit]) -> list[Passage]:

@@ -11,7 +11,12 @@ from typing import Any
 
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
-from bucketdigest.shared.bucket_settings import adopt_flags, read_settings, refuse_flags
+from bucketdigest.shared.bucket_settings import (
+    adopt_flags,
+    bucket_webhooks,
+    read_settings,
+    refuse_flags,
+)
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.events import drain_events
 from bucketdigest.shared.store import Store
@@ -44,7 +49,7 @@ class MonitorDuty:
     def __call__(self, store: Store) -> MonitorCall:
         def duty(leaving: bool = False, make_room: Callable[[], None] | None = None) -> int:
             changed = sweep(store, self.settings).changed
-            drain_events(store, lambda: read_settings(store)[0].webhooks)
+            drain_events(store, lambda: bucket_webhooks(store))
             if self.index is not None and not (leaving and changed):
                 try:
                     self.index(store, leaving=leaving, make_room=make_room)

@@ -141,7 +141,7 @@ class Backend:
         """Where chunk ``chunk_id`` stands on its pages (none for a result made before
         ``document.json``, or damaged)."""
         try:
-            lines = self.cache.member(digest, CHUNKS).decode().splitlines()
+            lines = self.cache.member(digest, CHUNKS).decode().split("\n")
         except (BucketdigestError, UnicodeDecodeError):
             return ()
         for line in lines:

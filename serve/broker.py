@@ -34,12 +34,14 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.attempts import LEASE_SECONDS
+from bucketdigest.shared.bucket_settings import bucket_webhooks, read_settings
 from bucketdigest.shared.clock import format_time
-from bucketdigest.shared.errors import ConfigError, CorruptRecord, NotFound
+from bucketdigest.shared.errors import ConfigError, CorruptRecord, InvalidKey, NotFound
 from bucketdigest.shared.events import EventType, Outbox, document_event
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Claim
+from bucketdigest.shared.queue.vetting import vet_failure, vet_renewal, vet_ticket
+from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.tickets import registered_names
@@ -140,30 +142,87 @@ def _digest_of(key: str) -> tuple[str, str] | None:
         if key.startswith(keys.WORK_PREFIX):
             return "work", keys.parse_work_digest(key)
         if key.startswith(keys.QUEUE_PREFIX):
-            return "queue", keys.parse_queue_key(key)[1]
+            state, digest = keys.parse_queue_key(key)
+            return f"queue:{state.value}", digest
     except ValueError:
         return None
     return None
 
 
-def _check_scope(store: Store, token: WorkerToken, op: str, key: str, claim: str | None) -> None:
-    """403 unless ``op`` on ``key`` is something the claim ``claim`` needs."""
-    if key == keys.SETTINGS_KEY and op in ("get", "head"):
-        return
-    if key.startswith(keys.WORKERS_PREFIX):  # a worker's own waiting note
+_ALLOWED: dict[str, frozenset[str]] = {
+    "raw": frozenset({"get", "head"}),
+    # the result: written only as a new one (If-None-Match) or over the version read, never deleted
+    "out": frozenset({"get", "head", "put_if_absent", "put_if_match"}),
+    "work": frozenset({"get", "head", "list", "put", "put_if_absent", "put_if_match",
+                       "delete", "delete_many"}),
+    f"queue:{QueueState.PROCESSING.value}": frozenset({"get", "head", "put_if_match", "delete"}),
+    f"queue:{QueueState.TODO.value}": frozenset({"get", "head", "put_if_absent"}),
+    f"queue:{QueueState.FAILED.value}": frozenset({"get", "head", "put"}),
+}  # fmt: skip
+"""What a worker may do to each kind of key of the claim it holds: the requests behind the
+transitions it needs (renew, finish, requeue, hand back, dead-letter) and its checkpoints.
+Marker writes are then vetted against the claim (:mod:`bucketdigest.shared.queue.vetting`)."""
+
+
+def _checked_key(key: str, *, prefix: bool = False) -> str:
+    try:
+        return keys.check_key(key, prefix=prefix)
+    except InvalidKey as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+def _check_scope(
+    store: Store, token: WorkerToken, op: str, key: str, claim: str | None, *, signed: bool = False
+) -> Claim | None:
+    """403 unless ``op`` on ``key`` is something the claim ``claim`` needs; the claim as read
+    (None for the requests that need none). ``signed``: a presigned transfer, which never
+    reaches the settings, and writes only the claim's result or checkpoint bundles."""
+    _checked_key(key, prefix=op == "list")
+    if key == keys.SETTINGS_KEY and op in ("get", "head") and not signed:
+        return None  # read through op, without the event endpoints
+    if key.startswith(keys.WORKERS_PREFIX) and not signed:  # a worker's own waiting note
         if key.removeprefix(keys.WORKERS_PREFIX).startswith(token.worker_prefix):
-            return
+            return None
         raise HTTPException(403, "a worker writes only its own note")
     found = _digest_of(key)
     if found is None or claim is None:
         raise HTTPException(403, f"{key} is not an object of a claim")
     kind, digest = found
     held = _held_claim(store, token, claim)
-    if digest == claim and not (kind == "raw" and op not in _READS):
+    if digest == claim:
+        allowed = _ALLOWED[kind] | ({"put"} if signed and kind in ("out", "work") else set())
+        if op in allowed and not (signed and kind.startswith("queue:")):
+            return held
+    elif kind == "out" and digest == held.ticket.supersedes and op in _READS:
+        return held  # the previous revision's result, which the chain reads
+    raise HTTPException(403, f"{op} of {key} is not something the claim on {claim[:12]} needs")
+
+
+def _lease_limit(store: Store) -> float:
+    return read_settings(store)[0].lease_seconds or LEASE_SECONDS
+
+
+def _vet_write(store: Store, held: Claim, op: str, key: str, data: bytes) -> None:
+    """422 unless a marker written is the transition the claim ``held`` allows."""
+    kind = _digest_of(key)
+    if kind is None or not kind[0].startswith("queue:"):
         return
-    if kind == "out" and digest == held.ticket.supersedes and op in _READS:
-        return  # the previous revision's result, which the chain reads
-    raise HTTPException(403, f"{key} is not an object of the claim on {claim[:12]}")
+    state = QueueState(kind[0].removeprefix("queue:"))
+    try:
+        if state is QueueState.PROCESSING:
+            why = vet_renewal(held, Claim.from_json(data), store.now(), _lease_limit(store))
+        elif state is QueueState.TODO:
+            ticket = Ticket.from_json(data)
+            why = vet_ticket(held, ticket)
+            lane = keys.queue_key(QueueState.TODO, held.ticket.digest, ticket.priority)
+            if why is None and key != lane:
+                why = "a ticket goes back to its own lane"
+        else:
+            why = vet_failure(held, Failure.from_json(data))
+    except CorruptRecord as exc:
+        why = str(exc)
+    if why is not None:
+        raise HTTPException(422, f"{key}: refused: {why}")
 
 
 def _info(found: ObjectInfo | None) -> dict[str, Any] | None:
@@ -180,7 +239,10 @@ def _info(found: ObjectInfo | None) -> dict[str, Any] | None:
 def _bytes(request: OpRequest) -> bytes:
     if request.data is None:
         raise HTTPException(422, f"{request.op} needs data")
-    return base64.b64decode(request.data)
+    try:
+        return base64.b64decode(request.data, validate=True)
+    except ValueError:
+        raise HTTPException(422, f"{request.op}: data is not base64") from None
 
 
 def _settings_for_workers(data: bytes) -> bytes:
@@ -201,7 +263,7 @@ def _claim_ended(broker: Broker, digest: str) -> None:
     failure = queue.read_failure(store, digest)
     if failure is not None:
         store.delete_many([info.key for info in store.list(keys.work_prefix(digest))])
-    hooks = read_settings(store)[0].webhooks
+    hooks = bucket_webhooks(store)
     if not hooks.endpoints:
         return
     now = store.now()
@@ -223,6 +285,10 @@ def claim(request: ClaimRequest, broker: BrokerDep, token: TokenDep) -> dict[str
     """Claim the next job for the worker ``worker_id`` (one of this token's)."""
     if not request.worker_id.startswith(token.worker_prefix):
         raise HTTPException(403, f"a worker of this token has an id starting {token.worker_prefix}")
+    if request.lease_seconds > (limit := _lease_limit(broker.store)):
+        raise HTTPException(
+            422, f"a lease may last at most the bucket's lease_seconds ({limit:g} s)"
+        )
     found = claim_next(broker.store, request.worker_id, request.lease_seconds)
     job = found.job
     return {
@@ -240,8 +306,13 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
     store = broker.store
     op, key = request.op, request.key
     targets = request.keys if op == "delete_many" else [key]
+    held = None
     for target in targets:
-        _check_scope(store, token, op, target, request.claim)
+        held = _check_scope(store, token, op, target, request.claim)
+    if held is not None and op in ("put", "put_if_absent", "put_if_match"):
+        _vet_write(store, held, op, key, _bytes(request))
+    if op == "delete" and key.startswith(keys.QUEUE_PREFIX) and request.etag is None:
+        raise HTTPException(422, "a claim is dropped only at the version held (etag)")
     answer: dict[str, Any] = {"now": format_time(store.now())}
     if op == "get":
         try:
@@ -282,7 +353,10 @@ def sign(request: SignRequest, broker: BrokerDep, token: TokenDep) -> dict[str, 
     """A presigned URL for one large transfer of the claim ``claim``, and the headers its
     request must carry."""
     op = "get" if request.method == "GET" else "put"
-    _check_scope(broker.store, token, op, request.key, request.claim)
+    _check_scope(broker.store, token, op, request.key, request.claim, signed=True)
+    conditional = request.if_none_match or request.if_match
+    if op == "put" and request.key.startswith(keys.OUT_PREFIX) and not conditional:
+        raise HTTPException(422, "a result is written as a new one or over the version read")
     conditions = {}
     if request.if_none_match:
         conditions["If-None-Match"] = "*"

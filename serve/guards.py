@@ -28,6 +28,9 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_QUERY_BYTES = 8192
+MAX_BODY_BYTES = 4 << 20
+"""A request body's limit, checked before a route reads it (the largest we take is a
+broker's small write, 256 KiB in base64, or a settings change)."""
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 AGENT_PATH = "/mcp"
@@ -51,7 +54,9 @@ def _is_ip(name: str) -> bool:
 
 class RequestGuard:
     """ASGI middleware: 400 for a ``Host`` the server does not answer to, 414 for an overlong
-    query string, and ``HEAD`` served by the ``GET`` route without its body."""
+    query string, 413 for a body over ``MAX_BODY_BYTES`` (told by its ``Content-Length``, or
+    counted as it arrives, before any route or token check reads it), and ``HEAD`` served by
+    the ``GET`` route without its body."""
 
     def __init__(
         self,
@@ -90,6 +95,16 @@ class RequestGuard:
         if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
             await _refuse(send, 414, f"the query string is over {MAX_QUERY_BYTES} bytes")
             return
+        declared = headers.get(b"content-length", b"0").decode("latin-1")
+        if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
+            await _refuse(send, 413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+            return
+        if b"content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
+            body = await _body_within(receive, MAX_BODY_BYTES)
+            if body is None:
+                await _refuse(send, 413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+                return
+            receive = _replay(body, receive)
         agents = scope["path"].rstrip("/") == AGENT_PATH
         origin = headers.get(b"origin", b"").decode("latin-1")
         writes = scope["method"] in ("POST", "PUT", "PATCH", "DELETE")
@@ -111,6 +126,35 @@ class RequestGuard:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, without_body)
+
+
+async def _body_within(receive: Receive, limit: int) -> bytes | None:
+    """The whole body of a request sent without ``Content-Length``; None past ``limit``."""
+    parts, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(parts)
+        parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > limit:
+            return None
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _replay(body: bytes, rest: Receive) -> Receive:
+    """The body read already, then the connection's own messages (a disconnect)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return await rest()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
 
 
 async def _refuse(send: Send, status: int, detail: str, allow: bytes | None = None) -> None:

@@ -11,6 +11,8 @@ from bucketdigest.shared.records import Attempt, AttemptOutcome, Claim, Ticket
 MAX_ATTEMPTS = 3
 """Attempts at a document before it is dead-lettered: the default of every setting and option
 that says how many (worker, monitor, ``--max-attempts``)."""
+LEASE_SECONDS = 300.0
+"""How long a claim lasts without a heartbeat, unless the bucket sets ``lease_seconds``."""
 RETRY_DELAY = 30.0
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, get_type_hints
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.errors import ConfigError, Conflict, CorruptRecord, NotFound
-from bucketdigest.shared.events import Webhooks, check_endpoint
+from bucketdigest.shared.events import Webhooks, check_endpoint, check_secret, new_secret
 from bucketdigest.shared.records import JsonRecord
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.windows import Schedule
@@ -61,7 +61,9 @@ class BucketSettings(JsonRecord):
     """HTTPS endpoints that get a signed JSON event when a document is done, fails for good
     or is removed (``shared/events.py``)."""
     events_secret: str | None = None
-    """The key events are signed with (shown by nobody: ``(set)``)."""
+    """``(set)`` once the bucket has a secret to sign events with: the secret itself lives in
+    ``secrets/events.json``, which readers and brokered workers cannot read (a record written
+    before held the secret here; the next settings change moves it)."""
     # the chain
     converter_mode: str | None = None
     """``layout`` or ``legacy`` (``--converter-mode``)."""
@@ -80,10 +82,6 @@ class BucketSettings(JsonRecord):
     """An OpenAI-compatible speech recogniser (pocketsphinx without)."""
     asr_model: str | None = None
 
-    @property
-    def webhooks(self) -> Webhooks:
-        return Webhooks(self.events or (), self.events_secret)
-
     def public(self) -> dict[str, Any]:
         """The record as JSON data for display: the events secret as ``(set)``."""
         data: dict[str, Any] = json.loads(self.to_json())
@@ -101,6 +99,78 @@ class BucketSettings(JsonRecord):
 
 
 SECRET_SHOWN = "(set)"
+ROTATION_OVERLAP = timedelta(days=1)
+"""How long the secret replaced by a new one still signs events beside it (receivers update)."""
+
+
+@dataclass(frozen=True)
+class EventSecrets(JsonRecord):
+    """``secrets/events.json``: the secret events are signed with and, for a day after a
+    rotation, the one it replaced."""
+
+    current: str
+    previous: str | None = None
+    previous_until: datetime | None = None
+
+    def signing(self, now: datetime) -> tuple[str, ...]:
+        """The secrets that sign an event sent at ``now``, the current one first."""
+        keep = self.previous is not None and self.previous_until is not None
+        return (
+            (self.current, self.previous) if keep and now < self.previous_until else (self.current,)
+        )  # type: ignore[return-value]
+
+
+def webhooks(store: Store, settings: BucketSettings) -> Webhooks:
+    """Where ``settings`` send events and the secrets that sign them (one GET of
+    ``secrets/events.json`` when there are endpoints; the signing roles only)."""
+    if not settings.events:
+        return Webhooks()
+    legacy = settings.events_secret not in (None, SECRET_SHOWN)
+    try:
+        secrets = EventSecrets.from_json(store.get(keys.EVENTS_SECRET_KEY).data)
+    except NotFound:
+        return Webhooks(settings.events, (settings.events_secret,) if legacy else ())  # type: ignore[arg-type]
+    except CorruptRecord as exc:
+        raise ConfigError(
+            f"{keys.EVENTS_SECRET_KEY} is damaged ({exc}): set the secret again"
+        ) from exc
+    return Webhooks(settings.events, secrets.signing(store.now()))
+
+
+def bucket_webhooks(store: Store) -> Webhooks:
+    """:func:`webhooks` of the bucket's settings as they are now."""
+    return webhooks(store, read_settings(store)[0])
+
+
+def current_events_secret(store: Store) -> str | None:
+    """The secret events are signed with now (an admin's read: ``config set events_secret
+    new`` shows the one it made)."""
+    try:
+        return EventSecrets.from_json(store.get(keys.EVENTS_SECRET_KEY).data).current
+    except (NotFound, CorruptRecord):
+        return None
+
+
+def _store_secret(store: Store, current: BucketSettings, secret: str | None) -> str | None:
+    """Write the new events secret (``new``: one made here) to ``secrets/events.json``, the
+    one it replaces kept signing for ``ROTATION_OVERLAP``; None removes it. What the settings
+    record then says of it."""
+    if secret is None:
+        store.delete(keys.EVENTS_SECRET_KEY)
+        return None
+    secret = new_secret() if secret == "new" else check_secret(secret)
+    try:
+        before: str | None = EventSecrets.from_json(store.get(keys.EVENTS_SECRET_KEY).data).current
+    except (NotFound, CorruptRecord):
+        legacy = current.events_secret not in (None, SECRET_SHOWN)
+        before = current.events_secret if legacy else None
+    now = store.now()
+    record = EventSecrets(
+        secret, before if before != secret else None, now + ROTATION_OVERLAP if before else None
+    )
+    store.put(keys.EVENTS_SECRET_KEY, record.to_json())
+    return SECRET_SHOWN
+
 
 _BOOKKEEPING = ("version", "chain_version", "updated_at")
 CHAIN_SETTINGS = (
@@ -235,6 +305,12 @@ def change_settings(store: Store, changes: dict[str, Any]) -> BucketSettings:
     if unknown:
         raise ConfigError(f"no setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
     changes = {k: tuple(v) if isinstance(v, list) else v for k, v in changes.items()}
+    if changes.get("events_secret") == SECRET_SHOWN:  # as shown: it stays as it is
+        del changes["events_secret"]
+    if "events_secret" in changes:
+        changes["events_secret"] = _store_secret(store, current, changes["events_secret"])
+    elif current.events_secret not in (None, SECRET_SHOWN):  # a record from before: moved
+        changes["events_secret"] = _store_secret(store, current, current.events_secret)
     chain_changed = any(getattr(current, n) != changes[n] for n in CHAIN_SETTINGS if n in changes)
     new = _checked(
         replace(
@@ -266,9 +342,6 @@ def replace_settings(store: Store, text: str) -> BucketSettings:
     if not isinstance(data, dict):
         raise ConfigError("the settings are a JSON object of setting: value")
     chosen = {k: v for k, v in data.items() if k not in (*_BOOKKEEPING, "schema_version")}
-    if chosen.get("events_secret") == SECRET_SHOWN:  # as shown: the secret stays as it is
-        del chosen["events_secret"]
-        chosen["events_secret"] = read_settings(store)[0].events_secret
     return change_settings(store, {name: chosen.get(name) for name in SETTING_NAMES} | chosen)
 
 

@@ -106,3 +106,8 @@ class IndexDamaged(SearchIndexError):
 
 class InvalidQuery(BucketdigestError):
     """A search the index cannot answer as asked (empty, too long, a limit out of range)."""
+
+
+class UnsafeArchive(BucketdigestError):
+    """An archive member whose name or kind would write outside its folder (absolute, ``..``,
+    a drive letter, a symlink): the whole archive is refused."""

@@ -12,7 +12,11 @@ not send it at once. An event still undelivered after ``MAX_DELIVERIES`` goes to
 The request follows the Standard Webhooks convention: headers ``webhook-id`` (the event's id,
 the same for every delivery of one event: the receiver's idempotency key), ``webhook-timestamp``
 (Unix seconds) and, with a secret, ``webhook-signature: v1,<base64 HMAC-SHA256 of
-"{id}.{timestamp}.{body}">`` keyed by the secret's UTF-8 bytes.
+"{id}.{timestamp}.{body}">``. A secret is ``whsec_<base64>`` and the HMAC key is the bytes the
+base64 decodes to, as the spec's libraries take it (``standardwebhooks.Webhook("whsec_...")``).
+While a secret is being rotated, each event carries a signature by the new and by the old
+(space-separated), so a receiver holding either verifies. The secrets live in
+``secrets/events.json`` (``shared/bucket_settings.py``), which only the signing roles read.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -126,10 +131,60 @@ class PendingEvent(JsonRecord):
 
 @dataclass(frozen=True)
 class Webhooks:
-    """Where events go (the bucket's ``events`` and ``events_secret`` settings)."""
+    """Where events go (the bucket's ``events`` setting) and the secrets that sign them (the
+    new one first while one is rotated out)."""
 
     endpoints: tuple[str, ...] = ()
-    secret: str | None = None
+    secrets: tuple[str, ...] = ()
+
+
+SECRET_PREFIX = "whsec_"
+MIN_SECRET_BYTES = 24
+"""The shortest key a secret may decode to (the spec's libraries make 24 to 64 bytes)."""
+
+
+def new_secret() -> str:
+    """A fresh secret in the spec's form: ``whsec_`` and 32 random bytes in base64."""
+    return SECRET_PREFIX + base64.b64encode(os.urandom(32)).decode()
+
+
+def _decoded(secret: str) -> bytes | None:
+    """The key a ``whsec_`` secret holds (its base64, padded or not); None if it is not one."""
+    if not secret.startswith(SECRET_PREFIX):
+        return None
+    text = secret.removeprefix(SECRET_PREFIX)
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except ValueError:
+        return None
+
+
+def check_secret(secret: str) -> str:
+    """``secret`` if it is ``whsec_<base64 of 24 bytes or more>``; ConfigError otherwise."""
+    key = _decoded(secret)
+    if key is None or len(key) < MIN_SECRET_BYTES:
+        raise ConfigError(
+            f"an events secret is {SECRET_PREFIX}<base64 of {MIN_SECRET_BYTES} bytes or more> "
+            "(or `new` for one made for you)"
+        )
+    return secret
+
+
+def signing_key(secret: str) -> bytes:
+    """The HMAC key of ``secret``: the bytes after ``whsec_`` decode to. A secret set before
+    secrets took that form (any text) signs with its UTF-8 bytes, as it always did."""
+    key = _decoded(secret)
+    return secret.encode() if key is None else key
+
+
+def allowed_endpoint(url: str, hooks: Webhooks) -> bool:
+    """Whether a pending event may be sent to ``url``: one of the bucket's endpoints now, and
+    a scheme we send to. A record in the bucket is untrusted: it names no other target."""
+    try:
+        check_endpoint(url)
+    except ConfigError:
+        return False
+    return url in hooks.endpoints
 
 
 def check_endpoint(url: str) -> str:
@@ -141,7 +196,7 @@ def check_endpoint(url: str) -> str:
     raise ConfigError(f"event endpoint {url!r} is not an https:// URL")
 
 
-def _headers(event: Event, body: bytes, secret: str | None, now: datetime) -> dict[str, str]:
+def _headers(event: Event, body: bytes, secrets: tuple[str, ...], now: datetime) -> dict[str, str]:
     stamp = str(int(now.timestamp()))
     headers = {
         "content-type": "application/json",
@@ -149,21 +204,33 @@ def _headers(event: Event, body: bytes, secret: str | None, now: datetime) -> di
         "webhook-id": event.id,
         "webhook-timestamp": stamp,
     }
-    if secret:
+    if secrets:
         signed = f"{event.id}.{stamp}.".encode() + body
-        digest = hmac.new(secret.encode(), signed, hashlib.sha256).digest()
-        headers["webhook-signature"] = "v1," + base64.b64encode(digest).decode()
+        headers["webhook-signature"] = " ".join(
+            "v1,"
+            + base64.b64encode(hmac.new(signing_key(s), signed, hashlib.sha256).digest()).decode()
+            for s in secrets
+        )
     return headers
 
 
-def send(event: Event, endpoint: str, secret: str | None, now: datetime) -> str | None:
-    """POST ``event`` to ``endpoint``; None when it answered 2xx, else why not."""
+class _Refused(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None  # the 3xx is the answer: an event is not carried elsewhere
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_Refused())
+
+
+def send(event: Event, endpoint: str, secrets: tuple[str, ...], now: datetime) -> str | None:
+    """POST ``event`` to ``endpoint``; None when it answered 2xx, else why not. Redirects are
+    not followed (a signed event goes to the endpoint configured, nowhere else)."""
     body = event.body()
     request = urllib.request.Request(
-        endpoint, data=body, headers=_headers(event, body, secret, now), method="POST"
+        endpoint, data=body, headers=_headers(event, body, secrets, now), method="POST"
     )
     try:
-        with urllib.request.urlopen(request, timeout=SEND_TIMEOUT) as answer:
+        with _NO_REDIRECTS.open(request, timeout=SEND_TIMEOUT) as answer:
             return None if 200 <= answer.status < 300 else f"HTTP {answer.status}"
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
@@ -175,28 +242,46 @@ def backoff(deliveries: int) -> timedelta:
     return timedelta(seconds=min(MAX_BACKOFF, RETRY_SECONDS * 2 ** max(deliveries - 1, 0)))
 
 
-def _deliver(store: Store, pending: PendingEvent, hooks: Webhooks, etag: str) -> str:
+def _deliver(
+    store: Store,
+    pending: PendingEvent,
+    hooks: Webhooks,
+    etag: str,
+    down: dict[str, str] | None = None,
+) -> str:
     """Send ``pending`` to the endpoints it has yet to reach, then delete it (all reached),
-    set it aside (out of deliveries) or write when to try again. Returns what became of it."""
+    set it aside (out of deliveries, or naming no endpoint the bucket has) or write when to
+    try again. Endpoints in ``down`` (failed earlier in this pass) are not tried again now,
+    and those that fail are added to it. Returns what became of it."""
     now = store.now()
+    down = {} if down is None else down
     failed = {}
+    refused = [url for url in pending.endpoints if not allowed_endpoint(url, hooks)]
     for endpoint in pending.endpoints:
-        error = send(pending.event, endpoint, hooks.secret, now)
+        if endpoint in refused:
+            continue
+        error = down.get(endpoint) or send(pending.event, endpoint, hooks.secrets, now)
         if error is not None:
-            failed[endpoint] = error
+            failed[endpoint] = down[endpoint] = error
     key = keys.event_key(keys.EventState.PENDING, pending.event.id)
-    if not failed:
+    if refused:
+        log.error("event %s names endpoints the bucket does not have: %s",
+                  pending.event.id, ", ".join(refused[:3]))  # fmt: skip
+    if not failed and not refused:
         store.delete(key, if_match=etag)
         return "delivered"
     deliveries = pending.deliveries + 1
     left = replace(
         pending,
-        endpoints=tuple(failed),
+        endpoints=tuple(failed) + tuple(refused),
         deliveries=deliveries,
         next_at=now + backoff(deliveries),
-        last_error="; ".join(f"{url}: {error}" for url, error in failed.items()),
+        last_error="; ".join(
+            [f"{url}: {error}" for url, error in failed.items()]
+            + [f"{url}: not one of the bucket's event endpoints" for url in refused]
+        ),
     )
-    if deliveries >= MAX_DELIVERIES:
+    if deliveries >= MAX_DELIVERIES or (refused and not failed):
         store.put(keys.event_key(keys.EventState.UNDELIVERABLE, pending.event.id), left.to_json())
         store.delete(key, if_match=etag)
         log.error("event %s undeliverable: %s", pending.event.id, left.last_error)
@@ -264,13 +349,24 @@ def _due(pending: PendingEvent, modified: datetime, now: datetime) -> bool:
 
 def drain_events(store: Store, webhooks: Callable[[], Webhooks], limit: int = 100) -> DrainReport:
     """The monitor duty: deliver pending events that are due (their sender died, or their
-    backoff passed), at most ``limit`` a pass. ``webhooks()`` (the bucket's settings) is
-    asked only when something is pending: a pass over none costs one LIST."""
+    backoff passed), at most ``limit`` a pass, the longest untouched first (a record is
+    rewritten at each delivery, so that is the order they fall due in). An endpoint that
+    fails is not tried again in the same pass, so events backing off for a dead endpoint never
+    hide those for a live one. ``webhooks()`` (the bucket's settings) is asked only when
+    something is pending: a pass over none costs one LIST."""
     report = DrainReport()
     now = store.now()
-    listed = list(store.list(keys.event_prefix(keys.EventState.PENDING), limit=limit))
+    listed = sorted(
+        store.list(keys.event_prefix(keys.EventState.PENDING)),
+        key=lambda info: (info.last_modified, info.key),
+    )
     hooks = webhooks() if listed else Webhooks()
+    if not hooks.endpoints:  # events were switched off: what is pending waits
+        return report
+    down: dict[str, str] = {}
     for info in listed:
+        if len(report.outcomes) >= limit:
+            break
         try:
             found = store.get(info.key)
             pending = PendingEvent.from_json(found.data)
@@ -281,14 +377,14 @@ def drain_events(store: Store, webhooks: Callable[[], Webhooks], limit: int = 10
             continue
         if not _due(pending, info.last_modified, now):
             continue
-        if not hooks.endpoints:  # events were switched off: what is pending waits
-            continue
+        if all(url in down for url in pending.endpoints):
+            continue  # every endpoint it waits for failed in this pass: later
         # take it: a drainer elsewhere that read the same version loses the conditional write
         taken = replace(pending, next_at=now + timedelta(seconds=SEND_TIMEOUT * 3))
         etag = store.put_if_match(info.key, taken.to_json(), found.etag)
         if etag is None:
             continue
-        outcome = _deliver(store, pending, hooks, etag)
+        outcome = _deliver(store, pending, hooks, etag, down)
         report.outcomes[pending.event.id] = outcome
         setattr(report, outcome, getattr(report, outcome) + 1)
     return report

@@ -12,6 +12,8 @@ import secrets
 from datetime import datetime
 from enum import StrEnum
 
+from bucketdigest.shared.errors import InvalidKey
+
 RAW_PREFIX = "store/raw/"
 """Source documents as ingested: ``store/raw/<sha256>.<ext>``."""
 
@@ -53,6 +55,13 @@ and ``index/documents.lance/`` (folders of data, version and index objects)."""
 SETTINGS_KEY = "settings.json"
 """The bucket's settings: what shapes a result or the queue, for every process of the fleet
 (``shared/bucket_settings.py``)."""
+
+SECRETS_PREFIX = "secrets/"
+"""What only the roles that sign may read (worker, monitor, admin; never a reader, never
+presigned, never handed to a brokered worker): ``secrets/events.json``, the keys events are
+signed with."""
+
+EVENTS_SECRET_KEY = f"{SECRETS_PREFIX}events.json"
 
 EVENTS_PREFIX = "events/"
 """Events for the bucket's event endpoints: ``events/pending/<id>.json`` until delivered,
@@ -156,6 +165,31 @@ TODO_LANES_PREFIX = f"{QUEUE_PREFIX}{QueueState.TODO.value}"
 HASH_PREFIX_LENGTH = 8
 """The fewest hex digits of a hash that name a document (the tools print 12)."""
 _HASH_OR_PREFIX = re.compile(f"[0-9a-fA-F]{{{HASH_PREFIX_LENGTH},64}}")
+
+
+MAX_KEY_BYTES = 1024
+"""S3's limit on a key's length, which every store keeps."""
+
+
+def check_key(key: str, *, prefix: bool = False) -> str:
+    """``key`` if a store may hold it (a ``prefix`` may end in ``/``): relative, at most
+    ``MAX_KEY_BYTES``, no empty, ``.`` or ``..`` part, no backslash or control character.
+    InvalidKey saying why not: the one check of a key that comes from outside."""
+    body = key.removesuffix("/") if prefix else key
+    why = None
+    if not body:
+        why = "an empty key"
+    elif len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+        why = f"longer than {MAX_KEY_BYTES} bytes"
+    elif any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 or 0xD800 <= ord(c) < 0xE000 for c in key):
+        why = "a control character"
+    elif "\\" in key or key.startswith("/"):
+        why = "a backslash or a leading /"
+    elif any(part in ("", ".", "..") for part in body.split("/")):
+        why = "an empty, '.' or '..' part"
+    if why is not None:
+        raise InvalidKey(f"unsafe key {key[:200]!r}: {why}")
+    return key
 
 
 def hash_prefix(value: str) -> str | None:

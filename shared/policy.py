@@ -62,7 +62,7 @@ GRANTS: dict[Role, Grant] = {
     Role.WORKER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
-              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX),
+              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.SECRETS_PREFIX),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
                keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
@@ -80,13 +80,19 @@ GRANTS: dict[Role, Grant] = {
     Role.MONITOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
-              keys.EVENTS_PREFIX),
+              keys.EVENTS_PREFIX, keys.SECRETS_PREFIX),
         write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX,
                keys.EVENTS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
     ),
-    # status, ls, get, search, serve
-    Role.READER: Grant(read=(EVERYTHING,)),
+    # status, ls, get, search, serve: everything but the secrets (a reader who could read the
+    # events secret could forge signed events)
+    Role.READER: Grant(
+        read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
+              keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
+              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.MONITOR_PREFIX,
+              keys.WORKERS_PREFIX),
+    ),
     Role.ADMIN: Grant(read=(EVERYTHING,), write=(EVERYTHING,), delete=(EVERYTHING,)),
 }  # fmt: skip
 

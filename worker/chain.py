@@ -13,14 +13,16 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Protocol
 
+from bucketdigest.shared.archives import check_member_name, member_path
 from bucketdigest.shared.errors import (
     ChainIncomplete,
     DigestError,
     Interrupted,
     PermanentDigestError,
+    UnsafeArchive,
 )
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
@@ -67,8 +69,11 @@ def _check_produced(digester: Digester, produced: object, taken: set[str]) -> No
         if not isinstance(result, Produced):
             raise DigestError(f"{digester.name} returned a {type(result).__name__} for {output}")
         for name in result.files:
-            path = PurePosixPath(name)
-            if path.is_absolute() or ".." in path.parts or name in RESERVED_MEMBERS:
+            try:
+                check_member_name(name)
+            except UnsafeArchive:
+                raise DigestError(f"{digester.name} produced a file it may not: {name!r}") from None
+            if name in RESERVED_MEMBERS:
                 raise DigestError(f"{digester.name} produced a file it may not: {name!r}")
             if name in taken:
                 raise DigestError(f"{digester.name} produced {name!r}, which another output has")
@@ -76,14 +81,14 @@ def _check_produced(digester: Digester, produced: object, taken: set[str]) -> No
 
 def _write_tree(tree: Path, files: Mapping[str, bytes]) -> None:
     for name, data in files.items():
-        path = tree / name
+        path = member_path(tree, name)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
 
 
 def _remove_from_tree(tree: Path, record: OutputRecord) -> None:
     for name in record.artifacts:
-        (tree / name).unlink(missing_ok=True)
+        member_path(tree, name).unlink(missing_ok=True)
 
 
 def _missing_need(

@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.archives import extract, member_path
+from bucketdigest.shared.errors import CorruptRecord, NotFound, UnsafeArchive
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.result import DIGESTS
 from bucketdigest.shared.store import Store
@@ -38,22 +39,11 @@ PARTIAL_DIR = "partial"
 long document, range by range), saved in checkpoints so the next attempt resumes there."""
 
 
-def _extract(archive: Path, tree: Path, names: set[str] | None = None) -> None:
-    """Write the members of ``archive`` (those in ``names``, or all but the records) into
-    ``tree``, replacing what is there."""
-    with zipfile.ZipFile(archive) as zipped:
-        for name in zipped.namelist():
-            if name == DIGESTS or (names is not None and name not in names):
-                continue
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            (tree / name).write_bytes(zipped.read(name))
-
-
 def _verified(record: OutputRecord, tree: Path) -> bool:
     """Whether ``tree`` holds every file of a completed record, with its fingerprint."""
     try:
-        files = {name: (tree / name).read_bytes() for name in record.artifacts}
-    except OSError:
+        files = {name: member_path(tree, name).read_bytes() for name in record.artifacts}
+    except (OSError, UnsafeArchive):
         return False
     return fingerprint(files) == record.content_sha256
 
@@ -111,7 +101,10 @@ class Progress:
                 if r.status is OutputStatus.COMPLETED
                 for name in r.artifacts
             }
-            _extract(previous, tree, wanted)
+            try:
+                extract(previous, tree, wanted, skip=[DIGESTS])
+            except UnsafeArchive as exc:  # its outputs fail verification below and run again
+                log.warning("%s: ignoring the existing result: %s", self.digest[:12], exc)
 
         # then every checkpoint in order, each newer than the last
         with tempfile.TemporaryDirectory(prefix="bucketdigest-work-") as scratch:
@@ -120,10 +113,10 @@ class Progress:
                 try:
                     self.store.download(key, bundle)
                     latest = read_records(bundle)
-                except (NotFound, CorruptRecord, zipfile.BadZipFile) as exc:
+                    extract(bundle, tree, skip=[DIGESTS])
+                except (NotFound, CorruptRecord, UnsafeArchive, zipfile.BadZipFile) as exc:
                     log.warning("%s: ignoring unreadable %s: %s", self.digest[:12], key, exc)
                     continue
-                _extract(bundle, tree)
                 found = latest or found
 
         # what is recorded completed but has lost its files runs again; the rest is dropped

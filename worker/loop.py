@@ -15,8 +15,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.attempts import MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
-from bucketdigest.shared.bucket_settings import ENDPOINTS, BucketSettings, SettingsWatch
+from bucketdigest.shared.attempts import LEASE_SECONDS, MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
+from bucketdigest.shared.bucket_settings import (
+    ENDPOINTS,
+    BucketSettings,
+    SettingsWatch,
+    webhooks,
+)
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.events import Outbox, Webhooks
@@ -51,7 +56,7 @@ class MonitorCall(Protocol):
 class WorkerSettings:
     """How a worker behaves; built once from CLI options."""
 
-    lease_seconds: float = 300.0
+    lease_seconds: float = LEASE_SECONDS
     max_attempts: int = MAX_ATTEMPTS
     retry_delay: float = RETRY_DELAY
     """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
@@ -87,9 +92,9 @@ class WorkerSettings:
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.max_attempts, retry_delay=self.retry_delay)
 
-    def following(self, bucket: BucketSettings) -> WorkerSettings:
+    def following(self, bucket: BucketSettings, hooks: Webhooks | None = None) -> WorkerSettings:
         """These settings with every one the bucket sets taken from the bucket (the API keys
-        of model servers stay this process's: ``--llm-key-env``)."""
+        of model servers stay this process's: ``--llm-key-env``), events going to ``hooks``."""
         chosen = bucket.chosen()
         taken = {k: chosen[k] for k in _QUEUE_SETTINGS if k in chosen}
         if "run_window" in chosen:
@@ -100,7 +105,7 @@ class WorkerSettings:
             **taken,
             idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
             digest=self._digest_following(chosen),
-            webhooks=bucket.webhooks,
+            webhooks=hooks or Webhooks(),
             settings_version=bucket.version,
             chain_settings_version=bucket.chain_version,
         )
@@ -273,7 +278,7 @@ class Worker:
             bucket = changed
             log.info("the bucket's settings changed: following version %d", bucket.version)
         self._last_settings_check = time.monotonic()
-        self.settings = self.started_with.following(bucket)
+        self.settings = self.started_with.following(bucket, webhooks(self.store, bucket))
         return True
 
     def _job_context(self) -> JobContext:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bucketdigest.shared.archives import member_path
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus, Ticket
 from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
 from bucketdigest.worker.pagetext import document_pages
@@ -80,7 +81,7 @@ def build_members(records: DigestRecords, tree: Path, info: Mapping[str, Any]) -
     for record in records.outputs:
         if record.status is OutputStatus.COMPLETED:
             for name in record.artifacts:
-                members[name] = (tree / name).read_bytes()
+                members[name] = member_path(tree, name).read_bytes()
     pages = [page + "\n" for page in document_pages(tree)]
     members[DOCUMENT] = "\n".join(pages).encode()
     members[INFO] = json_bytes(info)

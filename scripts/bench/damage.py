@@ -12,7 +12,6 @@ letter of a broken file garbled; one data file and one index file of the search 
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import shutil
@@ -35,6 +34,7 @@ from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.result import CHUNKS, ResultZip, damage
@@ -77,7 +77,7 @@ def _phrases(store: LocalStore, digests: list[str]) -> Phrases:
     found: Phrases = {}
     for digest in digests:
         with ResultZip(store.get(keys.out_key(digest)).data) as result:
-            lines = [json.loads(line) for line in result.text(CHUNKS).splitlines() if line]
+            lines = loads_lines(result.text(CHUNKS))
         text = " ".join(chunk["text"] for chunk in lines[:2])
         words = sorted(set(re.findall(r"[^\W_]{7,}", text)), key=lambda w: (-len(w), w))
         if words:

@@ -26,6 +26,7 @@ from corpus import fetch
 from facts import check
 
 from bucketdigest.ingestor.ingest import sha256_file
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, merged_page
 from bucketdigest.worker.document_blocks import (
     ocr_words,
@@ -45,7 +46,7 @@ SANDWICHES = {"pikepdf-9.11.0/tests/resources/sandwich.pdf"}
 def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
     facts = fidelity_pages.make(generated)
     if not quick:
-        facts += [json.loads(line) for line in FACTS.read_text().splitlines() if line.strip()]
+        facts += loads_lines(FACTS.read_text())
     return facts
 
 

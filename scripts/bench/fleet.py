@@ -35,7 +35,7 @@ from corpus import fetch, page_count
 from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
 from bucketdigest.monitor.purge import remove_document
 from bucketdigest.shared import events, keys
-from bucketdigest.shared.bucket_settings import change_settings, read_settings
+from bucketdigest.shared.bucket_settings import bucket_webhooks, change_settings
 from bucketdigest.shared.clock import utc_now
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_pdf
@@ -198,7 +198,7 @@ def events_run(quick: bool) -> str:
         store = LocalStore(root / "bucket", clock=lambda: utc_now() + timedelta(seconds=ahead[0]))
         change_settings(
             store,
-            {"events": [receiver.url], "events_secret": "s", "converter_mode": "legacy",
+            {"events": [receiver.url], "events_secret": "new", "converter_mode": "legacy",
              "max_attempts": 1},
         )  # fmt: skip
         good = 6 if quick else 30
@@ -210,7 +210,7 @@ def events_run(quick: bool) -> str:
         Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
         for info in list(store.list(keys.OUT_PREFIX))[:removed]:
             remove_document(store, keys.parse_out_key(info.key))
-        hooks = read_settings(store)[0].webhooks
+        hooks = bucket_webhooks(store)
         passes = 0
         while list(store.list(keys.event_prefix(keys.EventState.PENDING))) and passes < 30:
             ahead[0] += 3600  # the backoff passes at once

@@ -9,7 +9,6 @@ the scans that come with their text (``linn.txt``). ``--quick``: generated scans
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import resource
@@ -24,6 +23,7 @@ from common import table
 from corpus import fetch
 from facts import check
 
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.worker.digesters.page_ocr import page_dpi, trusted_text
 from bucketdigest.worker.pagetext import word_counts, word_recall
 
@@ -121,8 +121,7 @@ def _read(reader: str, pages: list[Page]) -> dict[str, Any]:
 def _facts(pages: list[Page]) -> list[tuple[str, dict[str, Any]]]:
     """(page key, fact) for every fact on one of ``pages``."""
     found = []
-    for line in FACTS.read_text().splitlines():
-        fact = json.loads(line)
+    for fact in loads_lines(FACTS.read_text()):
         for file, number in pages:
             if file.endswith("/" + fact["doc"]) and fact["page"] == number + 1:
                 found.append((f"{file}#{number}", fact))

@@ -22,7 +22,6 @@ the questions can be judged, the share of a question's content words found on it
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import statistics
@@ -39,6 +38,7 @@ from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.stores.local import LocalStore
 
 QUESTIONS = Path(__file__).with_name("questions.jsonl")
@@ -111,8 +111,8 @@ def squeezed(text: str) -> str:
 
 
 def load() -> list[Question]:
-    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
-    return [Question(**{"text": r.pop("question"), **r}) for r in map(json.loads, lines)]
+    rows = loads_lines(QUESTIONS.read_text(encoding="utf-8"))
+    return [Question(**{"text": r.pop("question"), **r}) for r in rows]
 
 
 def _answers(rows: list[dict], questions: list[Question]) -> list[dict[str, set[int]]]:

@@ -8,6 +8,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from bucketdigest.shared.archives import check_member_name
+from bucketdigest.shared.errors import UnsafeArchive
+from bucketdigest.shared.keys import check_digester_name
 from bucketdigest.shared.records.base import JsonRecord
 
 
@@ -46,6 +49,15 @@ class OutputRecord(JsonRecord):
     error: str = ""
     retryable: bool = True
     """False for errors no retry can fix (the file is not a PDF): the failure is final at once."""
+
+    def __post_init__(self) -> None:
+        # read from checkpoints and results a token may have written: its names become paths
+        check_digester_name(self.digester)
+        for name in self.artifacts:
+            try:
+                check_member_name(name)
+            except UnsafeArchive as exc:
+                raise ValueError(str(exc)) from None
 
     def is_terminal(self, max_attempts: int) -> bool:
         """Completed, skipped, or failed with no attempt left."""

@@ -28,6 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 from stat import S_ISDIR
 
+from bucketdigest.shared import keys
 from bucketdigest.shared.clock import Clock, utc_now
 from bucketdigest.shared.errors import InvalidKey, NotFound
 from bucketdigest.shared.store import ObjectInfo, StoredObject
@@ -88,15 +89,8 @@ class LocalStore:
                     staged.unlink()
 
     def _path(self, key: str) -> Path:
-        parts = key.split("/")
-        if (
-            not key
-            or key.startswith("/")
-            or "\\" in key
-            or "\0" in key
-            or any(part in ("", ".", "..") for part in parts)
-            or parts[0] == INTERNAL_DIR
-        ):
+        parts = keys.check_key(key).split("/")
+        if parts[0] == INTERNAL_DIR:
             raise InvalidKey(f"unsafe key for a local store: {key!r}")
         return self.root.joinpath(*parts)
 

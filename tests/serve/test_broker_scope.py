@@ -31,7 +31,7 @@ def bucket(tmp_path: Path) -> Iterator[tuple[Store, StoreSettings, list[str]]]:
         boto3.client("s3").create_bucket(Bucket="brokered")
         settings = StoreSettings(bucket="s3://brokered/p")
         store = open_store(settings)
-        change_settings(store, {"events": ["https://example.com/h"], "events_secret": "s"})
+        change_settings(store, {"events": ["https://example.com/h"], "events_secret": "new"})
         for n in range(2):
             make_pdf(tmp_path / "in" / f"d{n}.pdf", title=f"D {n}", pages=1, seed=n)
         report = ingest_sources(store, [str(tmp_path / "in")], IngestSettings())

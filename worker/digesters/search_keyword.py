@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.jsonlines import dumps_lines
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.document_blocks import document_structure, page_blocks
@@ -121,23 +122,19 @@ class SearchKeyword(Digester):
         paged = ctx.source if ctx.file.kind is FileKind.DOCUMENT else None
         structure = document_structure(ctx.digest, document_pages(ctx.tree), ctx.tree, paged)
         chunks = block_chunks(structure["blocks"])
-        lines = [
-            json.dumps(
-                {
-                    "id": f"{ctx.digest}:{c.page}:{c.part}",
-                    "document": ctx.digest,
-                    "page": c.page,
-                    "part": c.part,
-                    "headings": list(c.headings),
-                    "text": c.text,
-                    "blocks": list(c.blocks),
-                    "regions": list(c.regions),
-                },
-                ensure_ascii=False,
-            )
+        data = dumps_lines(
+            {
+                "id": f"{ctx.digest}:{c.page}:{c.part}",
+                "document": ctx.digest,
+                "page": c.page,
+                "part": c.part,
+                "headings": list(c.headings),
+                "text": c.text,
+                "blocks": list(c.blocks),
+                "regions": list(c.regions),
+            }
             for c in chunks
-        ]
-        data = "".join(line + "\n" for line in lines).encode()
+        )
         content = {
             "chunks": len(chunks),
             "pages": len({c.page for c in chunks}),

@@ -15,6 +15,7 @@ from typing import Any
 
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor
@@ -42,7 +43,7 @@ class SearchSemantic(Digester):
             shared_embedder,
         )
 
-        chunks = [json.loads(line) for line in ctx.read_text(CHUNKS).splitlines() if line]
+        chunks = loads_lines(ctx.read_text(CHUNKS))
         texts = [c["text"] for c in chunks]
         predecessor = open_predecessor(ctx.predecessor)
         kept = _kept_vectors(predecessor, texts) if predecessor else {}
@@ -90,7 +91,7 @@ def _kept_vectors(predecessor: Predecessor, texts: list[str]) -> dict[str, Any]:
     chunks = predecessor.read(CHUNKS)
     if info is None or data is None or chunks is None or json.loads(info)["model"] != MODEL_NAME:
         return {}
-    before = [json.loads(line)["text"] for line in chunks.decode().splitlines() if line]
+    before = [chunk["text"] for chunk in loads_lines(chunks)]
     vectors = np.load(io.BytesIO(data), allow_pickle=False)
     wanted = set(texts)
     return {t: v for t, v in zip(before, vectors, strict=True) if t in wanted}
