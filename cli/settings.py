@@ -60,8 +60,14 @@ def set_command(name: str, value: str, store: StoreSettings) -> None:
 
     Example: bucketdigest config set max_attempts 5
     """
-    settings = Bucket(store).configure_text(**{name: value})
+    bucket = Bucket(store)
+    settings = bucket.configure_text(**{name: value})
     click.echo(_show(settings))
+    if name == "events_secret" and value == "new":
+        click.echo(
+            f"events are signed with {bucket.events_secret()} (give it to each receiver; the "
+            "secret it replaces signs beside it for a day)"
+        )
 
 
 @config.command(name="edit")

@@ -58,6 +58,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import (
     BucketSettings,
     change_settings,
+    current_events_secret,
     parsed,
     read_settings,
     replace_settings,
@@ -238,6 +239,10 @@ class Bucket:
     def configure_text(self, **changes: str) -> BucketSettings:
         """:meth:`configure` with values as a person types them (``"5"``, ``"true"``)."""
         return self.configure(**{name: parsed(name, text) for name, text in changes.items()})
+
+    def events_secret(self) -> str | None:
+        """The secret events are signed with now (an admin's read)."""
+        return current_events_secret(self.store)
 
     def replace_settings(self, text: str) -> BucketSettings:
         """Every setting from JSON text (``config edit``); those left out are unset."""

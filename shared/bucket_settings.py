@@ -158,16 +158,15 @@ def _store_secret(store: Store, current: BucketSettings, secret: str | None) -> 
     if secret is None:
         store.delete(keys.EVENTS_SECRET_KEY)
         return None
-    secret = new_secret() if secret == "new" else check_secret(secret)
+    legacy = current.events_secret not in (None, SECRET_SHOWN)
+    if not (legacy and secret == current.events_secret):  # one from before moves as it is
+        secret = new_secret() if secret == "new" else check_secret(secret)
     try:
         before: str | None = EventSecrets.from_json(store.get(keys.EVENTS_SECRET_KEY).data).current
     except (NotFound, CorruptRecord):
-        legacy = current.events_secret not in (None, SECRET_SHOWN)
         before = current.events_secret if legacy else None
-    now = store.now()
-    record = EventSecrets(
-        secret, before if before != secret else None, now + ROTATION_OVERLAP if before else None
-    )
+    replaced = before if before not in (None, secret) else None
+    record = EventSecrets(secret, replaced, store.now() + ROTATION_OVERLAP if replaced else None)
     store.put(keys.EVENTS_SECRET_KEY, record.to_json())
     return SECRET_SHOWN
 

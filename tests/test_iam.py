@@ -18,8 +18,9 @@ import boto3
 import pytest
 
 from bucketdigest.shared import keys
-from bucketdigest.shared.bucket_settings import change_settings
+from bucketdigest.shared.bucket_settings import EventSecrets, change_settings
 from bucketdigest.shared.errors import AccessDenied
+from bucketdigest.shared.events import new_secret
 from bucketdigest.shared.policy import Role
 from bucketdigest.shared.stores.s3 import S3Store
 from tests.waiting import wait_until
@@ -92,6 +93,8 @@ def users(iam_endpoint: str) -> dict[str, Credentials]:
     root = boto3.client("s3", endpoint_url=iam_endpoint)
     for tenant in ("tenant-a", "tenant-c"):  # the fleet's settings, the admin's to set
         change_settings(S3Store(BUCKET, tenant, client=root), {"converter_mode": "legacy"})
+    secrets = EventSecrets(new_secret())  # no endpoints: nothing is sent, the key is there
+    S3Store(BUCKET, "tenant-a", client=root).put(keys.EVENTS_SECRET_KEY, secrets.to_json())
     request = urllib.request.Request(
         f"{iam_endpoint}/moto-api/reset-auth", data=b"0", headers={"Content-Type": "text/plain"}
     )
@@ -202,3 +205,17 @@ def test_in_cleanup_mode_the_monitor_puts_a_deleted_source_back_to_reprocess(
     assert again.returncode == 0, again.stderr
     assert "requeued 3 document(s), skipped 0" in again.stdout
     assert len(list(monitor.list(keys.RAW_PREFIX))) == 3
+
+
+@pytest.mark.slow
+def test_only_the_roles_that_sign_read_the_events_secret(
+    iam_endpoint: str, users: dict[str, Credentials]
+) -> None:
+    reader = _store(iam_endpoint, users["reader"], Role.READER)
+    with pytest.raises(AccessDenied):
+        reader.get(keys.EVENTS_SECRET_KEY)
+    assert reader.get(keys.SETTINGS_KEY).data, "the settings stay readable"
+    for role in (Role.WORKER, Role.MONITOR, Role.ADMIN):
+        signer = _store(iam_endpoint, users[role.value], role)
+        secrets = EventSecrets.from_json(signer.get(keys.EVENTS_SECRET_KEY).data)
+        assert secrets.current.startswith("whsec_"), role

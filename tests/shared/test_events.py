@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
@@ -22,9 +25,24 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.purge import remove_document
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys, queue
-from bucketdigest.shared.bucket_settings import bucket_webhooks, change_settings
+from bucketdigest.shared.bucket_settings import (
+    bucket_webhooks,
+    change_settings,
+    read_settings,
+    replace_settings,
+)
 from bucketdigest.shared.errors import ConfigError
-from bucketdigest.shared.events import SENDER_GRACE, drain_events
+from bucketdigest.shared.events import (
+    SENDER_GRACE,
+    Event,
+    EventType,
+    PendingEvent,
+    Webhooks,
+    document_event,
+    drain_events,
+    record_event,
+    send,
+)
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
@@ -166,3 +184,135 @@ def test_an_event_endpoint_must_be_https(tmp_path: Path) -> None:
         store, {"events": ["https://example.com/hooks"], "events_secret": SECRET}
     )
     assert settings.public()["events_secret"] == "(set)"
+
+
+class Collector:
+    """A receiver that accepts everything and keeps each request's headers and body."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[dict[str, str], bytes]] = []
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                collector.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def collector() -> Iterator[Collector]:
+    running = Collector()
+    yield running
+    running.server.shutdown()
+
+
+def _dead_url() -> str:
+    """An address where nothing listens: every delivery is refused at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/hooks"
+
+
+def _event(n: int, now: datetime) -> Event:
+    return document_event(EventType.DONE, f"{n:064x}", (f"doc-{n}.pdf",), now, "etag")
+
+
+def test_events_for_a_dead_endpoint_do_not_hide_those_for_a_live_one(
+    tmp_path: Path, collector: Collector
+) -> None:
+    clock = MovableClock()
+    store = LocalStore(tmp_path, clock=clock)
+    dead = _dead_url()
+    hooks = Webhooks((dead, collector.url), (SECRET,))
+    for n in range(150):  # written first: the oldest, the first in line
+        record_event(store, _event(n, clock()), replace(hooks, endpoints=(dead,)))
+    clock.advance(1)
+    live = set()
+    for n in range(5):
+        live.add(_event(1000 + n, clock()).id)
+        record_event(
+            store, _event(1000 + n, clock()), replace(hooks, endpoints=(collector.url,))
+        )
+    clock.advance(SENDER_GRACE)
+
+    report = drain_events(store, lambda: hooks)
+
+    assert {headers["webhook-id"] for headers, _ in collector.got} == live
+    assert report.delivered == 5 and report.retrying == 1, "the dead endpoint was tried once"
+    assert len(_pending(store)) == 150
+
+
+def test_a_pending_event_names_only_the_buckets_endpoints(
+    tmp_path: Path, collector: Collector
+) -> None:
+    """A pending record is bucket data anyone with write access could have made: an endpoint
+    the bucket does not have (another host, a file:// URL) gets nothing, and the duty goes on."""
+    clock = MovableClock()
+    store = LocalStore(tmp_path, clock=clock)
+    hooks = Webhooks((collector.url,), (SECRET,))
+    poisoned = ["file:///etc/passwd", "https://attacker.example/steal", "gopher://x"]
+    for n, url in enumerate(poisoned):
+        record_event(store, _event(n, clock()), replace(hooks, endpoints=(url,)))
+    record_event(store, _event(99, clock()), hooks)
+    clock.advance(SENDER_GRACE)
+
+    report = drain_events(store, lambda: hooks)
+
+    assert report.undeliverable == 3 and report.delivered == 1
+    assert len(collector.got) == 1
+    set_aside = store.list(keys.event_prefix(keys.EventState.UNDELIVERABLE))
+    for info in set_aside:
+        assert (
+            "not one of the bucket's event endpoints"
+            in PendingEvent.from_json(store.get(info.key).data).last_error
+        )
+
+
+def test_while_a_secret_is_rotated_receivers_holding_either_verify(
+    tmp_path: Path, collector: Collector
+) -> None:
+    store = LocalStore(tmp_path)
+    change_settings(store, {"events": [collector.url], "events_secret": SECRET})
+    newer = "whsec_" + base64.b64encode(b"the next secret, 32 bytes long!!").decode()
+    change_settings(store, {"events_secret": newer})
+    hooks = bucket_webhooks(store)
+    assert hooks.secrets == (newer, SECRET)
+    assert send(_event(1, store.now()), collector.url, hooks.secrets, store.now()) is None
+    headers, body = collector.got[0]
+    for secret in (newer, SECRET):  # as a receiver written from the library's README does
+        assert Webhook(secret).verify(body, headers)["digest"] == f"{1:064x}"
+    with pytest.raises(WebhookVerificationError):
+        Webhook("whsec_" + base64.b64encode(b"x" * 32).decode()).verify(body, headers)
+
+
+def test_the_secret_shown_as_set_is_kept_and_lives_outside_the_settings(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    change_settings(store, {"events": ["https://example.com/h"], "events_secret": SECRET})
+    assert SECRET not in store.get(keys.SETTINGS_KEY).data.decode()
+    shown = read_settings(store)[0].public()
+    assert shown["events_secret"] == "(set)"
+    replace_settings(store, json.dumps(shown | {"max_attempts": 5}))  # config edit, PUT /api
+    change_settings(store, {"events_secret": "(set)", "retry_delay": 1.0})
+    assert bucket_webhooks(store).secrets == (SECRET,)
+    with pytest.raises(ConfigError, match="whsec_"):
+        change_settings(store, {"events_secret": "a password"})
+
+
+def test_a_secret_from_an_older_bucket_moves_out_of_the_settings(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path)
+    old = {"schema_version": 1, "version": 1, "events": ["https://example.com/h"],
+           "events_secret": "an old plain secret"}  # fmt: skip
+    store.put(keys.SETTINGS_KEY, json.dumps(old).encode())
+    assert bucket_webhooks(store).secrets == ("an old plain secret",), "it signs as before"
+    change_settings(store, {"max_attempts": 4})
+    assert "an old plain secret" not in store.get(keys.SETTINGS_KEY).data.decode()
+    assert bucket_webhooks(store).secrets == ("an old plain secret",)
