@@ -11,6 +11,7 @@ marker cannot both succeed, and the loser simply moves on.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -18,12 +19,12 @@ from bucketdigest.shared import queue
 from bucketdigest.shared.attempts import MAX_ATTEMPTS, RetryPolicy
 from bucketdigest.shared.bucket_settings import read_settings, webhooks
 from bucketdigest.shared.errors import CorruptRecord, NotFound
-from bucketdigest.shared.events import EventType, Webhooks, document_event, record_event
+from bucketdigest.shared.events import Event, Webhooks, record_event
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.pending import is_finished
 from bucketdigest.shared.records import AttemptOutcome, Claim
 from bucketdigest.shared.store import ObjectInfo, Store
-from bucketdigest.shared.tickets import rebuild_ticket
+from bucketdigest.shared.tickets import rebuild_ticket, registered_names
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,29 @@ def lease_expired(claim: Claim, marker: ObjectInfo, now: datetime, bound: float)
     return now > marker.last_modified + granted
 
 
-def _finalize_if_done(store: Store, digest: str) -> bool:
-    """A zip in ``store/out`` with no pending work means done, whoever made it: drop leftover
-    markers."""
+def _finalize_if_done(
+    store: Store, digest: str, names: Callable[[], tuple[str, ...]], announce: queue.Announce | None
+) -> bool:
+    """A zip in ``store/out`` with no pending work means done, whoever made it: its event
+    (the worker died before it could record it, or did: the same id, recorded once), then
+    leftover markers dropped."""
     if not is_finished(store, digest):
         return False
+    if announce is not None and (done := queue.done_event(store, digest, names())):
+        announce(done)
     queue.remove(store, digest)
     return True
+
+
+def _recorder(store: Store, hooks: Webhooks) -> queue.Announce | None:
+    """The sweep's events are recorded for the drain that follows it (no thread of its own)."""
+    if not hooks.endpoints:
+        return None
+
+    def record(event: Event) -> None:
+        record_event(store, event, hooks)
+
+    return record
 
 
 def _requeue_claim(
@@ -94,7 +111,8 @@ def _requeue_claim(
             report.released.append(digest)
             log.info("hold on %s by %s expired: released", digest, claim.worker_id)
         return
-    if _finalize_if_done(store, digest):
+    announce = _recorder(store, settings.webhooks)
+    if _finalize_if_done(store, digest, lambda: claim.ticket.names, announce):
         report.finalized.append(digest)
         return
 
@@ -106,14 +124,8 @@ def _requeue_claim(
         retryable=False,
         backoff=False,
     )
-    moved = queue.end_attempt(store, claim, marker.etag, end, policy)
+    moved = queue.end_attempt(store, claim, marker.etag, end, policy, announce)
     target = report.dead_lettered if moved is QueueState.FAILED else report.requeued
-    if moved is QueueState.FAILED:  # the event waits in the bucket for this pass's drain
-        ticket, attempt = claim.ticket, f"attempt-{claim.ticket.attempt}"
-        event = document_event(
-            EventType.FAILED, digest, ticket.names, store.now(), attempt, error=end.error
-        )
-        record_event(store, event, settings.webhooks)
     if moved:
         target.append(digest)
         log.info(
@@ -138,7 +150,11 @@ def _replace_damaged_claim(
     if store.now() <= info.last_modified + timedelta(seconds=settings.stale_after):
         return
     log.error("%s: %s; requeueing from the stored source", info.key, exc)
-    if _finalize_if_done(store, digest):
+
+    def names() -> tuple[str, ...]:
+        return registered_names(store, digest)
+
+    if _finalize_if_done(store, digest, names, _recorder(store, settings.webhooks)):
         report.finalized.append(digest)
         return
     ticket = rebuild_ticket(store, digest)

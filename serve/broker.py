@@ -38,13 +38,12 @@ from bucketdigest.shared.attempts import LEASE_SECONDS
 from bucketdigest.shared.bucket_settings import bucket_webhooks, read_settings
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import ConfigError, CorruptRecord, InvalidKey, NotFound
-from bucketdigest.shared.events import EventType, Outbox, document_event
+from bucketdigest.shared.events import Outbox
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue.vetting import vet_failure, vet_renewal, vet_ticket
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.stores.counting import CountingStore
-from bucketdigest.shared.tickets import registered_names
 from bucketdigest.shared.worker_tokens import WorkerToken, verify_token
 from bucketdigest.worker.claim import claim_next
 
@@ -253,31 +252,29 @@ def _settings_for_workers(data: bytes) -> bytes:
     return json.dumps(settings).encode()
 
 
-def _claim_ended(broker: Broker, digest: str) -> None:
-    """A brokered worker ended its claim (deleted its processing marker): a dead-lettered
-    document's scratch (``work/``) goes, which the worker may no longer touch, and the
-    document's end is reported, done or failed for good."""
-    store = broker.store
-    if queue.todo_marker(store, digest) is not None:  # back in line: nothing ended
+def _claim_ending(broker: Broker, held: Claim) -> None:
+    """Before a brokered worker's claim is dropped, the document's end is recorded and sent
+    (done, or failed for good at this attempt), as a credentialed worker's transition does:
+    so a crash after the drop cannot lose it. Nothing when the job went back in line."""
+    store, digest = broker.store, held.ticket.digest
+    hooks = bucket_webhooks(store)
+    if not hooks.endpoints or queue.todo_marker(store, digest) is not None:
         return
     failure = queue.read_failure(store, digest)
-    if failure is not None:
-        store.delete_many([info.key for info in store.list(keys.work_prefix(digest))])
-    hooks = bucket_webhooks(store)
-    if not hooks.endpoints:
-        return
-    now = store.now()
-    if failure is not None:
-        event = document_event(
-            EventType.FAILED, digest, failure.ticket.names, now,
-            f"attempt-{failure.ticket.attempt}", outputs=failure.outputs, error=failure.error,
-        )  # fmt: skip
-    elif (result := store.head(keys.out_key(digest))) is not None:
-        names = registered_names(store, digest)
-        event = document_event(EventType.DONE, digest, names, now, result.etag)
+    if failure is not None and failure.ticket.attempt == held.ticket.attempt:
+        event = queue.failed_event(failure)
     else:
-        return
-    broker.outbox.announce(event, hooks)
+        event = queue.done_event(store, digest, held.ticket.names)
+    if event is not None:
+        broker.outbox.announce(event, hooks)
+
+
+def _claim_ended(broker: Broker, digest: str) -> None:
+    """A brokered worker ended its claim: a dead-lettered document's scratch (``work/``)
+    goes, which the worker may no longer touch."""
+    store = broker.store
+    if queue.todo_marker(store, digest) is None and queue.read_failure(store, digest) is not None:
+        store.delete_many([info.key for info in store.list(keys.work_prefix(digest))])
 
 
 @router.post("/claim")
@@ -339,8 +336,12 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
             raise HTTPException(422, "put_if_match needs etag")
         answer["etag"] = store.put_if_match(key, _bytes(request), request.etag)
     elif op == "delete":
+        ended = held is not None and key == keys.queue_key(
+            QueueState.PROCESSING, held.ticket.digest
+        )
+        if ended and held is not None and store.head(key) is not None:
+            _claim_ending(broker, held)
         answer["deleted"] = store.delete(key, if_match=request.etag)
-        ended = key == keys.queue_key(QueueState.PROCESSING, request.claim or "")
         if ended and answer["deleted"] and request.claim is not None:
             _claim_ended(broker, request.claim)
     elif op == "delete_many":

@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -45,7 +45,7 @@ from bucketdigest.shared.errors import (
     NotFound,
     PermanentDigestError,
 )
-from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event
+from bucketdigest.shared.events import Outbox, Webhooks
 from bucketdigest.shared.filetypes import FileType, UnsupportedFileType, file_type
 from bucketdigest.shared.pending import has_pending_work
 from bucketdigest.shared.queue import Job
@@ -54,7 +54,6 @@ from bucketdigest.shared.records import (
     DigestRecords,
     OutputRecord,
     OutputStatus,
-    Ticket,
 )
 from bucketdigest.shared.result import damage
 from bucketdigest.shared.store import ObjectInfo, Store
@@ -128,23 +127,14 @@ class JobContext:
     """Where the bucket's events go (none: no event is made)."""
     outbox: Outbox | None = None
 
-    def announce(
-        self,
-        event_type: EventType,
-        ticket: Ticket,
-        instance: Callable[[], str],
-        outputs: Iterable[OutputRecord] = (),
-        error: str = "",
-    ) -> None:
-        """Report a change of ``ticket``'s document to the event endpoints, if there are any
-        (``instance`` is asked only then)."""
-        if not self.webhooks.endpoints or self.outbox is None:
-            return
-        event = document_event(
-            event_type, ticket.digest, ticket.names, self.store.now(), instance(),
-            outputs=outputs, error=error,
-        )  # fmt: skip
-        self.outbox.announce(event, self.webhooks)
+    @property
+    def announce(self) -> queue.Announce | None:
+        """How the job's transitions report a document done or failed for good: recorded in
+        the bucket, then sent by the outbox (None: the bucket has no event endpoints)."""
+        outbox, hooks = self.outbox, self.webhooks
+        if not hooks.endpoints or outbox is None:
+            return None
+        return lambda event: outbox.announce(event, hooks)
 
 
 def fenced(lease: Lease, write: Callable[[], object]) -> bool:
@@ -331,6 +321,11 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
     def finish(etag: str) -> bool:
         return queue.finish(ctx.store, ticket.digest, etag)
 
+    def finish_with_event(made: DigestRecords) -> Callable[[str], bool]:
+        return lambda etag: queue.finish(
+            ctx.store, ticket.digest, etag, ctx.announce, ticket.names, made.outputs
+        )
+
     with Lease(ctx.store, job, ctx.lease_seconds) as lease:
         previous = ctx.store.head(keys.out_key(ticket.digest))
         if previous is not None and not has_pending_work(ctx.store, ticket.digest):
@@ -349,21 +344,12 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
             return fail(job, lease, ctx, progress, exc, exc.detail or traceback.format_exc())
         except Exception as exc:
             return fail(job, lease, ctx, progress, exc, traceback.format_exc())
-        finished = lease.end(finish)
-    if finished:
-        ctx.announce(
-            EventType.DONE, ticket, lambda: _result_etag(ctx.store, ticket.digest), made.outputs
-        )
+        finished = lease.end(finish_with_event(made))
     if finished and ctx.delete_source:  # the result is written and the job is ours alone
         ctx.store.delete(keys.raw_key(ticket.digest, ticket.ext))
     return JobResult(
         ticket.digest, name, Outcome.DONE, pages=pages, seconds=time.perf_counter() - started
     )
-
-
-def _result_etag(store: Store, digest: str) -> str:
-    found = store.head(keys.out_key(digest))
-    return found.etag if found is not None else "gone"
 
 
 def _may_retry(exc: Exception) -> bool:
@@ -399,13 +385,13 @@ def fail(
     if retry and chain is not None and not fenced(lease, lambda: progress.save(chain.records)):
         return abandoned
     if not lease.end(
-        lambda etag: queue.end_attempt(ctx.store, job.claim, etag, end, ctx.retry) is not None
+        lambda etag: (
+            queue.end_attempt(ctx.store, job.claim, etag, end, ctx.retry, ctx.announce) is not None
+        )
     ):
         return abandoned
     if not retry:
         progress.clear()
-        attempt = f"attempt-{ticket.attempt}"
-        ctx.announce(EventType.FAILED, ticket, lambda: attempt, end.outputs, message)
 
     log.warning(
         "%s (%s) failed on attempt %d%s: %s",

@@ -29,13 +29,16 @@ from bucketdigest.shared.queue.states import (
     todo_marker,
 )
 from bucketdigest.shared.queue.transitions import (
+    Announce,
     AttemptEnd,
     ClaimResult,
     Job,
     claim,
     dead_letter,
+    done_event,
     end_attempt,
     enqueue,
+    failed_event,
     finish,
     hand_back,
     hold,
@@ -50,6 +53,7 @@ from bucketdigest.shared.queue.transitions import (
 )
 
 __all__ = [
+    "Announce",
     "AttemptEnd",
     "ClaimResult",
     "DocState",
@@ -57,8 +61,10 @@ __all__ = [
     "claim",
     "dead_letter",
     "document_states",
+    "done_event",
     "end_attempt",
     "enqueue",
+    "failed_event",
     "finish",
     "hand_back",
     "hold",

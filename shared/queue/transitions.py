@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
@@ -12,6 +13,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import RetryPolicy, with_attempt
 from bucketdigest.shared.bucket_settings import attempt_budget
 from bucketdigest.shared.errors import CorruptRecord, NotFound
+from bucketdigest.shared.events import Event, EventType, document_event
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue.states import marker_keys, todo_marker
 from bucketdigest.shared.records import AttemptOutcome, Claim, Failure, OutputRecord, Ticket
@@ -136,8 +138,36 @@ def _drop_claim(store: Store, digest: str, etag: str) -> bool:
     return store.delete(keys.queue_key(QueueState.PROCESSING, digest), if_match=etag)
 
 
-def finish(store: Store, digest: str, etag: str) -> bool:
-    """processing → done: the result is written; drop the claim if it is still ours."""
+Announce = Callable[[Event], None]
+"""Records an event in the bucket (and may send it at once): a process's outbox, or the
+monitor's record for its drain. A transition calls it once its new state is written and before
+it drops the claim, so a crash in between leaves the claim for the sweep, which ends it again
+with the same event (the same id: recorded once)."""
+
+
+def done_event(
+    store: Store, digest: str, names: tuple[str, ...], outputs: Iterable[OutputRecord] = ()
+) -> Event | None:
+    """The event of ``digest``'s result as it stands (its ETag tells one result from the
+    next); None when there is none."""
+    found = store.head(keys.out_key(digest))
+    if found is None:
+        return None
+    return document_event(EventType.DONE, digest, names, store.now(), found.etag, outputs=outputs)
+
+
+def finish(
+    store: Store,
+    digest: str,
+    etag: str,
+    announce: Announce | None = None,
+    names: tuple[str, ...] = (),
+    outputs: Iterable[OutputRecord] = (),
+) -> bool:
+    """processing → done: the result is written; its event recorded, then the claim dropped
+    if it is still ours."""
+    if announce is not None and (event := done_event(store, digest, names, outputs)) is not None:
+        announce(event)
     return _drop_claim(store, digest, etag)
 
 
@@ -155,11 +185,24 @@ def requeue(store: Store, ticket: Ticket, etag: str) -> bool:
     return _drop_claim(store, ticket.digest, etag)
 
 
-def dead_letter(store: Store, failure: Failure, etag: str) -> bool:
-    """processing → failed: the failure (error, traceback, history, records) is written, then
-    the claim dropped if it is still version ``etag``."""
+def failed_event(failure: Failure) -> Event:
+    """The event of a dead letter (its attempt tells one failure from a later one)."""
+    ticket = failure.ticket
+    return document_event(
+        EventType.FAILED, ticket.digest, ticket.names, failure.failed_at,
+        f"attempt-{ticket.attempt}", outputs=failure.outputs, error=failure.error,
+    )  # fmt: skip
+
+
+def dead_letter(
+    store: Store, failure: Failure, etag: str, announce: Announce | None = None
+) -> bool:
+    """processing → failed: the failure (error, traceback, history, records) is written, its
+    event recorded, then the claim dropped if it is still version ``etag``."""
     digest = failure.ticket.digest
     store.put(keys.queue_key(QueueState.FAILED, digest), failure.to_json())
+    if announce is not None:
+        announce(failed_event(failure))
     return _drop_claim(store, digest, etag)
 
 
@@ -188,7 +231,12 @@ class AttemptEnd:
 
 
 def end_attempt(
-    store: Store, claim: Claim, etag: str, end: AttemptEnd, policy: RetryPolicy
+    store: Store,
+    claim: Claim,
+    etag: str,
+    end: AttemptEnd,
+    policy: RetryPolicy,
+    announce: Announce | None = None,
 ) -> QueueState | None:
     """processing → todo (``requeue``, the next attempt) or → failed (``dead_letter``, with the
     whole history): the one place an unfinished attempt ends, for workers and the monitor alike.
@@ -205,7 +253,7 @@ def end_attempt(
             retryable=end.retryable,
             outputs=end.outputs,
         )
-        return QueueState.FAILED if dead_letter(store, failure, etag) else None
+        return QueueState.FAILED if dead_letter(store, failure, etag, announce) else None
     again = policy.next_attempt(ticket, now, backoff=end.backoff)
     return QueueState.TODO if requeue(store, again, etag) else None
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -239,9 +242,7 @@ def test_events_for_a_dead_endpoint_do_not_hide_those_for_a_live_one(
     live = set()
     for n in range(5):
         live.add(_event(1000 + n, clock()).id)
-        record_event(
-            store, _event(1000 + n, clock()), replace(hooks, endpoints=(collector.url,))
-        )
+        record_event(store, _event(1000 + n, clock()), replace(hooks, endpoints=(collector.url,)))
     clock.advance(SENDER_GRACE)
 
     report = drain_events(store, lambda: hooks)
@@ -316,3 +317,57 @@ def test_a_secret_from_an_older_bucket_moves_out_of_the_settings(tmp_path: Path)
     change_settings(store, {"max_attempts": 4})
     assert "an old plain secret" not in store.get(keys.SETTINGS_KEY).data.decode()
     assert bucket_webhooks(store).secrets == ("an old plain secret",)
+
+
+CRASH_POINTS = [
+    ("put_if_absent", keys.OUT_PREFIX, "good.pdf"),  # the result written, nothing recorded yet
+    ("put_if_absent", keys.EVENTS_PREFIX, "good.pdf"),  # its event recorded, the claim held
+    ("put", keys.QUEUE_PREFIX + "failed/", "broken.pdf"),  # dead-lettered, nothing recorded
+    ("put_if_absent", keys.EVENTS_PREFIX, "broken.pdf"),  # its event recorded, the claim held
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("method", "prefix", "document"), CRASH_POINTS)
+def test_a_worker_killed_at_any_point_of_a_jobs_end_loses_no_event(
+    tmp_path: Path, collector: Collector, method: str, prefix: str, document: str
+) -> None:
+    clock = MovableClock()
+    store = LocalStore(tmp_path / "bucket", clock=clock)
+    change_settings(
+        store,
+        {"events": [collector.url], "events_secret": SECRET, "converter_mode": "legacy",
+         "max_attempts": 1, "lease_seconds": 1},
+    )  # fmt: skip
+    if document == "good.pdf":
+        make_pdf(tmp_path / "in" / document, title="Good", pages=1, seed=3)
+    else:
+        (tmp_path / "in").mkdir()
+        (tmp_path / "in" / document).write_bytes(b"%PDF-1.7 not really a PDF")
+    digest = Ingestor(store).ingest([FolderSource(tmp_path / "in", FileFilter())]).files[0].digest
+    dying = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.shared.dying_worker",
+            str(tmp_path / "bucket"),
+            method,
+            prefix,
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dying.returncode == -signal.SIGKILL, dying.stderr
+    assert collector.got == [], "it died before sending anything"
+
+    clock.advance(5)  # its lease is over: the monitor duty ends the claim, then drains
+    sweep(store, MonitorSettings())
+    clock.advance(SENDER_GRACE + 1)
+    drain_events(store, lambda: bucket_webhooks(store))
+
+    kind = "document.done" if document == "good.pdf" else "document.failed"
+    received = [Webhook(SECRET).verify(body, headers) for headers, body in collector.got]
+    assert [(e["digest"], e["type"]) for e in received] == [(digest, kind)]
+    assert _pending(store) == []
