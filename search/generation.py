@@ -13,7 +13,8 @@ dropped by the next indexer run after that, as are the tables of a rebuild that 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from bucketdigest.shared import keys
@@ -50,7 +51,11 @@ def current(store: Store) -> IndexGeneration:
 
 def new_name(store: Store) -> str:
     """A name for a rebuild's generation: when it began, which sorts."""
-    return store.now().strftime("%Y%m%dT%H%M%S")
+    return new_name_at(store.now())
+
+
+def new_name_at(moment: datetime) -> str:
+    return moment.strftime("%Y%m%dT%H%M%S")
 
 
 def switch(store: Store, generation: str) -> None:
@@ -60,18 +65,36 @@ def switch(store: Store, generation: str) -> None:
     store.put(keys.INDEX_GENERATION_KEY, record.to_json())
 
 
-def drop_unused(store: Store, db: Any) -> list[str]:
+def drop_unused(
+    store: Store,
+    db: Any,
+    held_since: datetime | None = None,
+    still_held: Callable[[], bool] = lambda: True,
+) -> list[str]:
     """Drop the tables no search reads any more: the previous generation's once
     :data:`DROP_AFTER` has passed since the switch, and any other generation's (a rebuild
-    that died). Returns the tables dropped. The caller holds the indexer's lease."""
+    that died). Returns the tables dropped. The caller holds the indexer's lease, taken at
+    ``held_since``; ``still_held()`` is asked before each drop.
+
+    Fenced by generation: a rebuild whose generation began at or after ``held_since`` is not
+    a dead one (we did not begin it, so a later holder did, while we were paused past our
+    lease), and no table is dropped once the lease is lost."""
     state = current(store)
     keep = set(table_names(state.current))
     switched = state.switched_at
     if state.previous is not None and switched is not None and store.now() - switched < DROP_AFTER:
         keep |= set(table_names(state.previous))
+    fence = new_name_at(held_since) if held_since is not None else None
     dropped = []
     for name in db.list_tables().tables:
-        if name.split("-", 1)[0] in (CHUNKS, DOCUMENTS) and name not in keep:
-            db.drop_table(name)
-            dropped.append(name)
+        kind, _, begun = name.partition("-")
+        if kind not in (CHUNKS, DOCUMENTS) or name in keep:
+            continue
+        if fence is not None and begun and begun >= fence:
+            continue
+        if not still_held():
+            log.warning("index: lease lost; not dropping %s", name)
+            break
+        db.drop_table(name)
+        dropped.append(name)
     return dropped

@@ -218,7 +218,10 @@ def catch_up(
         if committing is not None:
             committing.result()
 
-    report.maintenance = index.maintain()
+    if keep_lease():  # compaction and cleanup rewrite the tables: only while they are ours
+        report.maintenance = index.maintain()
+    else:
+        log.warning("index: lease lost; leaving maintenance to its new holder")
     report.seconds = time.perf_counter() - started
     return report
 
@@ -280,7 +283,9 @@ def index_bucket(
         if rebuild and keep_lease():
             generation.switch(store, building)
             report.maintenance.append(f"switched searches to the rebuilt index ({building})")
-        dropped = generation.drop_unused(store, index.db)
+        dropped = generation.drop_unused(
+            store, index.db, held_since=held.lease.since, still_held=keep_lease
+        )
         report.maintenance += [f"dropped {name}" for name in dropped]
         return report
     finally:

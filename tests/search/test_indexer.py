@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 
 from bucketdigest.search import generation, lease
 from bucketdigest.search.index import SearchIndex, unindexed_rows
-from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.indexer import catch_up, index_bucket
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
@@ -404,3 +405,55 @@ def test_an_index_missing_files_is_rebuilt_beside_and_searches_answer_again(
     assert generation.current(store).current, "searches read the rebuilt tables"
     hits = Searcher.open(settings).search(SearchRequest("threshes grain in the barn"))
     assert [hit.digest for hit in hits][:1] == [topics_bucket[1]["world/harvest.md"]]
+
+
+class PausedAtRenewal(LocalStore):
+    """An indexer's store that, at its holder's first lease renewal, lets ``meanwhile`` run
+    first: the holder was paused past its lease and another took over."""
+
+    def __init__(self, root: Path, clock: MovableClock, meanwhile: Callable[[], None]) -> None:
+        super().__init__(root, clock=clock)
+        self.meanwhile = meanwhile
+        self.writes = 0
+
+    def put_if_match(self, key: str, data: bytes, etag: str) -> str | None:
+        if key == keys.INDEX_WRITER_KEY:
+            self.writes += 1
+            if self.writes == 2 and self.meanwhile is not None:  # the first is the taking
+                self.meanwhile()
+        return super().put_if_match(key, data, etag)
+
+
+def test_an_indexer_paused_past_its_lease_leaves_the_new_holders_rebuild_whole(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket, settings = _copy(topics_bucket, tmp_path)
+    clock = MovableClock()
+    # one result left to index, so the holder renews its lease (and is paused) while it works
+    late = bucket / keys.out_key(topics_bucket[1]["world/harvest.md"])
+    late.rename(tmp_path / "late.zip")
+    index_bucket(LocalStore(bucket, clock=clock), settings)
+    (tmp_path / "late.zip").rename(late)
+    rebuild: list[str] = []
+    other = LocalStore(bucket, clock=clock)
+
+    def another_holder_starts_a_rebuild() -> None:
+        clock.advance(120)  # the paused holder's lease (60 s) is over
+        held = lease.acquire(other, "new-holder", 600)
+        assert isinstance(held, lease.HeldLease)
+        rebuild.append(generation.new_name(other))
+        index = SearchIndex.open(index_location(settings), create=True, generation=rebuild[0])
+        assert catch_up(other, index).added == 5  # in progress: not switched yet
+        rebuild.append(held.etag)
+
+    paused = PausedAtRenewal(bucket, clock, another_holder_starts_a_rebuild)
+    report = index_bucket(paused, settings, lease_seconds=60)
+
+    assert rebuild and not report.busy, "the holder took the lease, then was paused"
+    assert not report.maintenance, "no maintenance nor drop after the lease was lost"
+    generation.switch(other, rebuild[0])  # the new holder completes its rebuild
+    rebuilt = SearchIndex.open(index_location(settings), generation=rebuild[0])
+    assert rebuilt.documents.count_rows() == 5
+    question = SearchRequest("threshes grain in the barn", mode=Mode.KEYWORD)
+    harvest = topics_bucket[1]["world/harvest.md"]
+    assert [hit.digest for hit in Searcher.open(settings).search(question)][:1] == [harvest]
