@@ -1,4 +1,5 @@
-"""``bucketdigest tokens``: the tokens of workers without bucket credentials."""
+"""``bucketdigest tokens``: the bucket's tokens (workers without credentials, readers,
+writers, uploaders)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import store_options
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.tokens import Scope
 
 
 @cli.group()
 def tokens() -> None:
-    """Tokens of workers that work through a broker (serve --broker) without bucket
-    credentials: each worker its own, stored hashed in the bucket, revocable at once.
+    """The bucket's tokens, stored hashed in the bucket, revocable at once, each with its
+    scopes: work (a worker without bucket credentials, through serve --broker), read
+    (searching and reading through serve --require-token), write and upload (each with read).
 
     Example: bucketdigest tokens add laptop-anna
     """
@@ -21,15 +24,27 @@ def tokens() -> None:
 
 @tokens.command(name="add")
 @click.argument("name")
+@click.option(
+    "--scope",
+    "scopes",
+    type=click.Choice([s.value for s in Scope]),
+    multiple=True,
+    default=[Scope.WORK.value],
+    show_default=True,
+    help="What it may do (repeat for several): work, read, write (with read), upload (with read).",
+)
 @store_options
 @library_errors
-def add(name: str, store: StoreSettings) -> None:
-    """Make a token for the worker NAME; it is shown once, here, and never stored.
+def add(name: str, scopes: tuple[str, ...], store: StoreSettings) -> None:
+    """Make a token NAME; it is shown once, here, and never stored.
 
-    Example: bucketdigest tokens add gpu-box-1
+    Example: bucketdigest tokens add gpu-box-1; bucketdigest tokens add anna --scope read
     """
-    token, record = Bucket(store).add_worker_token(name)
-    click.echo(f"token {record.token_id} for {record.name} (keep it: it is not shown again)")
+    token, record = Bucket(store).add_token(name, tuple(Scope(s) for s in scopes))
+    click.echo(
+        f"token {record.token_id} for {record.name} ({', '.join(record.scopes)}; keep it: "
+        "it is not shown again)"
+    )
     click.echo(token)
 
 
@@ -37,14 +52,15 @@ def add(name: str, store: StoreSettings) -> None:
 @store_options
 @library_errors
 def ls(store: StoreSettings) -> None:
-    """List the tokens: id, name, made, revoked.
+    """List the tokens: id, name, scopes, made, revoked.
 
     Example: bucketdigest tokens ls
     """
-    for record in Bucket(store, check_writes=False).worker_tokens():
+    for record in Bucket(store, check_writes=False).tokens():
         revoked = f"revoked {record.revoked_at:%Y-%m-%d %H:%M}" if record.revoked_at else "live"
         click.echo(
-            f"{record.token_id}  {record.name}  made {record.created_at:%Y-%m-%d %H:%M}  {revoked}"
+            f"{record.token_id}  {record.name}  {','.join(record.scopes)}  "
+            f"made {record.created_at:%Y-%m-%d %H:%M}  {revoked}"
         )
 
 
@@ -53,10 +69,10 @@ def ls(store: StoreSettings) -> None:
 @store_options
 @library_errors
 def revoke(name_or_id: str, store: StoreSettings) -> None:
-    """Revoke a token by name or id: the broker refuses it from its next request, and the job
-    its worker held is requeued once its lease expires.
+    """Revoke a token by name or id: it is refused from its next request, and a job its
+    worker held is requeued once its lease expires.
 
     Example: bucketdigest tokens revoke gpu-box-1
     """
-    record = Bucket(store).revoke_worker_token(name_or_id)
+    record = Bucket(store).revoke_token(name_or_id)
     click.echo(f"revoked {record.token_id} ({record.name})")

@@ -72,6 +72,18 @@ DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
     help="Also broker work for workers without bucket credentials (bucketdigest work --via "
     "URL --token T; tokens: bucketdigest tokens add NAME). Needs an s3:// bucket.",
 )
+@click.option(
+    "--require-token",
+    is_flag=True,
+    help="Every route but /api/healthz asks for a token that may read (bucketdigest tokens add "
+    "NAME --scope read): Bearer, X-Api-Key, or the web page's sign-in. Needed to serve a "
+    "private library beyond this machine.",
+)
+@click.option(
+    "--public-metrics",
+    is_flag=True,
+    help="With --require-token, leave /metrics open (a Prometheus scraper without a token).",
+)
 @index_cache_options
 @library_errors
 def serve(
@@ -88,6 +100,8 @@ def serve(
     processes: int,
     mcp: bool,
     broker: bool,
+    require_token: bool,
+    public_metrics: bool,
 ) -> None:
     """Serve the search page, document pages, a status dashboard and a JSON API (/docs).
 
@@ -116,6 +130,8 @@ def serve(
         processes=processes,
         mcp=mcp,
         broker=broker,
+        require_token=require_token,
+        public_metrics=public_metrics,
     )
     run_server(
         settings,

@@ -69,8 +69,9 @@ from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
-from bucketdigest.shared.worker_tokens import (
-    WorkerToken,
+from bucketdigest.shared.tokens import (
+    AccessToken,
+    Scope,
     add_token,
     list_tokens,
     revoke_token,
@@ -248,17 +249,20 @@ class Bucket:
         """Every setting from JSON text (``config edit``); those left out are unset."""
         return replace_settings(self.store, text)
 
-    def add_worker_token(self, name: str) -> tuple[str, WorkerToken]:
-        """A token for a worker without bucket credentials (``tokens add``): the token, shown
-        once, and its record."""
-        return add_token(self.store, name)
+    def add_token(
+        self, name: str, scopes: tuple[Scope, ...] = (Scope.WORK,)
+    ) -> tuple[str, AccessToken]:
+        """A token with ``scopes`` (``tokens add``: a worker's without bucket credentials by
+        default, or a reader's, a writer's, an uploader's): the token, shown once, and its
+        record."""
+        return add_token(self.store, name, scopes)
 
-    def worker_tokens(self) -> list[WorkerToken]:
-        """Every worker token, live or revoked (``tokens ls``)."""
+    def tokens(self) -> list[AccessToken]:
+        """Every token, live or revoked (``tokens ls``)."""
         return list_tokens(self.store)
 
-    def revoke_worker_token(self, name_or_id: str) -> WorkerToken:
-        """Revoke a worker token at once (``tokens revoke``)."""
+    def revoke_token(self, name_or_id: str) -> AccessToken:
+        """Revoke a token at once (``tokens revoke``)."""
         return revoke_token(self.store, name_or_id)
 
     def check(self) -> RepairReport:

@@ -26,7 +26,8 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from bucketdigest.monitor.gauges import QueueGauges
-from bucketdigest.serve import api, broker, pages
+from bucketdigest.serve import access, api, broker, pages
+from bucketdigest.serve.access import TokenGate
 from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
     Backend,
@@ -38,7 +39,7 @@ from bucketdigest.serve.backend import (
 )
 from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
-from bucketdigest.serve.guards import WILDCARD_BINDS, RequestGuard
+from bucketdigest.serve.guards import LOOPBACK_NAMES, WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.page_images import NoPageImage
 from bucketdigest.serve.results import NoResult, NoSuchMember
 from bucketdigest.shared.config import open_store
@@ -165,6 +166,14 @@ def create_app(settings: ServeSettings) -> FastAPI:
         """The queue gauges (documents per state, oldest todo age) for Prometheus."""
         return Response(generate_latest(gauges), media_type=CONTENT_TYPE_LATEST)
 
+    app.include_router(access.router)
+    if settings.require_token:  # innermost: its 401 gets the security headers too
+        app.add_middleware(
+            TokenGate,
+            store=lambda: backend.store,
+            server_token=settings.token,
+            public_metrics=settings.public_metrics,
+        )
     app.add_exception_handler(BucketdigestError, _library_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, _unexpected)
@@ -240,6 +249,22 @@ def _check_can_serve(settings: ServeSettings) -> None:
             ) from exc
 
 
+def exposure(settings: ServeSettings) -> list[str]:
+    """What a server bound as ``settings`` says shows to whom (one line each)."""
+    said = []
+    if settings.host not in LOOPBACK_NAMES and not settings.require_token:
+        said.append(
+            f"serving {settings.host or 'every interface'} without --require-token: anyone who "
+            "can reach it can search and read every document of the bucket"
+        )
+    if settings.host in WILDCARD_BINDS:
+        said.append(
+            "serving on every interface: tokens travel in clear text unless a TLS proxy is in "
+            "front; give --allowed-host for the names clients use"
+        )
+    return said
+
+
 def run_server(
     settings: ServeSettings, announce: Callable[[], None] | None = None, **uvicorn_options: Any
 ) -> None:
@@ -254,13 +279,8 @@ def run_server(
     if announce is not None:
         announce()
 
-    if settings.host in WILDCARD_BINDS:
-        log.warning(
-            "serving on every interface (%s): anyone who can reach this machine can search and "
-            "read the bucket, and the token travels in clear text unless a TLS proxy is in "
-            "front; give --allowed-host for the names clients use",
-            settings.host or "all",
-        )
+    for warning in exposure(settings):
+        log.warning("%s", warning)
     common = {
         "host": settings.host,
         "port": settings.port,

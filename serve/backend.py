@@ -33,6 +33,7 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
+from bucketdigest.shared.tokens import Scope, verify_token
 from bucketdigest.worker.digesters import CHAIN, digester_named
 
 
@@ -81,6 +82,10 @@ class ServeSettings:
     """Also broker work for workers without bucket credentials (:mod:`.broker`)."""
     show_locations: bool = False
     """Show source folders and worker ids to every client (see :mod:`.privacy`)."""
+    require_token: bool = False
+    """Every route but the health check asks for a read token (:mod:`.access`)."""
+    public_metrics: bool = False
+    """With ``require_token``, ``/metrics`` stays open (a Prometheus scraper without one)."""
 
     def __post_init__(self) -> None:
         if self.token is not None and len("".join(self.token.split())) < MIN_TOKEN_CHARS:
@@ -222,12 +227,15 @@ class Backend:
             raise NotPossible(str(exc)) from exc
 
     def authorize(self, token: str | None) -> None:
-        """Raise unless writes are on and ``token`` is the server's token."""
+        """Raise unless writes are on and ``token`` is the server's token or a bucket token
+        with the ``write`` scope."""
         if not self.settings.token:
             raise WritesOff("writes are off: start the server with --allow-writes")
         if not token:
             raise NotAuthorized("this needs the server's token (Bearer)", missing=True)
-        if not hmac.compare_digest(token.encode(), self.settings.token.encode()):
+        if hmac.compare_digest(token.encode(), self.settings.token.encode()):
+            return
+        if verify_token(self.store, token, Scope.WRITE) is None:
             raise NotAuthorized("wrong token", missing=False)
 
     def retry(self, digest: str, token: str | None) -> bool:

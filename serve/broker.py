@@ -44,7 +44,7 @@ from bucketdigest.shared.queue.vetting import vet_failure, vet_renewal, vet_tick
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.stores.counting import CountingStore
-from bucketdigest.shared.worker_tokens import WorkerToken, verify_token
+from bucketdigest.shared.tokens import AccessToken, Scope, verify_token
 from bucketdigest.worker.claim import claim_next
 
 router = APIRouter(prefix="/broker/v1", include_in_schema=False)
@@ -108,19 +108,19 @@ BrokerDep = Annotated[Broker, Depends(_broker)]
 
 def _worker_token(
     broker: BrokerDep, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> WorkerToken:
+) -> AccessToken:
     if credentials is None:
         raise HTTPException(401, "a worker token is needed (bucketdigest tokens add NAME)")
-    token = verify_token(broker.store, credentials.credentials)
+    token = verify_token(broker.store, credentials.credentials, Scope.WORK)
     if token is None:
-        raise HTTPException(403, "this worker token is unknown or revoked")
+        raise HTTPException(403, "this token is unknown, revoked, or not a worker's")
     return token
 
 
-TokenDep = Annotated[WorkerToken, Depends(_worker_token)]
+TokenDep = Annotated[AccessToken, Depends(_worker_token)]
 
 
-def _held_claim(store: Store, token: WorkerToken, digest: str) -> Claim:
+def _held_claim(store: Store, token: AccessToken, digest: str) -> Claim:
     """The claim on ``digest``, if a worker of ``token`` holds it; 403 otherwise."""
     try:
         claim = Claim.from_json(store.get(keys.queue_key(QueueState.PROCESSING, digest)).data)
@@ -171,7 +171,7 @@ def _checked_key(key: str, *, prefix: bool = False) -> str:
 
 
 def _check_scope(
-    store: Store, token: WorkerToken, op: str, key: str, claim: str | None, *, signed: bool = False
+    store: Store, token: AccessToken, op: str, key: str, claim: str | None, *, signed: bool = False
 ) -> Claim | None:
     """403 unless ``op`` on ``key`` is something the claim ``claim`` needs; the claim as read
     (None for the requests that need none). ``signed``: a presigned transfer, which never

@@ -88,7 +88,7 @@ def event_key(state: EventState, event_id: str) -> str:
 
 BROKER_TOKENS_PREFIX = "broker/tokens/"
 """The tokens of workers without bucket credentials, ``broker/tokens/<sha256 of the token>.json``
-(the token itself is never stored; ``shared/worker_tokens.py``)."""
+(the token itself is never stored; ``shared/tokens.py``)."""
 
 
 def broker_token_key(token_hash: str) -> str:

@@ -26,7 +26,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim
 from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
-from bucketdigest.shared.worker_tokens import add_token, revoke_token
+from bucketdigest.shared.tokens import add_token, revoke_token
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow

@@ -41,7 +41,7 @@ from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.brokered import BrokeredStore
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.shared.worker_tokens import add_token
+from bucketdigest.shared.tokens import add_token
 from bucketdigest.worker.loop import Worker, WorkerSettings
 
 SMALLEST = 10

@@ -31,7 +31,7 @@ from bucketdigest.shared.errors import AccessDenied, NotFound, StoreError, Trans
 from bucketdigest.shared.queue import ClaimResult, Job
 from bucketdigest.shared.records import Claim
 from bucketdigest.shared.store import ObjectInfo, StoredObject
-from bucketdigest.shared.worker_tokens import token_id, worker_prefix
+from bucketdigest.shared.tokens import token_id, worker_prefix
 
 log = logging.getLogger(__name__)
 

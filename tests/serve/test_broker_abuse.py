@@ -28,7 +28,7 @@ from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.records import Claim, Failure
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
-from bucketdigest.shared.worker_tokens import add_token
+from bucketdigest.shared.tokens import add_token
 
 
 def _b64(data: bytes) -> str:

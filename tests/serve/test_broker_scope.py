@@ -22,7 +22,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Claim, Failure
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
-from bucketdigest.shared.worker_tokens import add_token, revoke_token
+from bucketdigest.shared.tokens import add_token, revoke_token
 
 
 @pytest.fixture
