@@ -9,7 +9,7 @@ from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import store_options
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.tokens import Scope
+from bucketdigest.shared.tokens import DEFAULT_WORKERS, Scope
 
 
 @cli.group()
@@ -33,14 +33,21 @@ def tokens() -> None:
     show_default=True,
     help="What it may do (repeat for several): work, read, write (with read), upload (with read).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=DEFAULT_WORKERS,
+    show_default=True,
+    help="With work: the claims its workers may hold at once through the broker.",
+)
 @store_options
 @library_errors
-def add(name: str, scopes: tuple[str, ...], store: StoreSettings) -> None:
+def add(name: str, scopes: tuple[str, ...], workers: int, store: StoreSettings) -> None:
     """Make a token NAME; it is shown once, here, and never stored.
 
     Example: bucketdigest tokens add gpu-box-1; bucketdigest tokens add anna --scope read
     """
-    token, record = Bucket(store).add_token(name, tuple(Scope(s) for s in scopes))
+    token, record = Bucket(store).add_token(name, tuple(Scope(s) for s in scopes), workers)
     click.echo(
         f"token {record.token_id} for {record.name} ({', '.join(record.scopes)}; keep it: "
         "it is not shown again)"

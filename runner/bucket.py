@@ -70,6 +70,7 @@ from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tokens import (
+    DEFAULT_WORKERS,
     AccessToken,
     Scope,
     add_token,
@@ -250,12 +251,12 @@ class Bucket:
         return replace_settings(self.store, text)
 
     def add_token(
-        self, name: str, scopes: tuple[Scope, ...] = (Scope.WORK,)
+        self, name: str, scopes: tuple[Scope, ...] = (Scope.WORK,), workers: int = DEFAULT_WORKERS
     ) -> tuple[str, AccessToken]:
         """A token with ``scopes`` (``tokens add``: a worker's without bucket credentials by
         default, or a reader's, a writer's, an uploader's): the token, shown once, and its
         record."""
-        return add_token(self.store, name, scopes)
+        return add_token(self.store, name, scopes, workers)
 
     def tokens(self) -> list[AccessToken]:
         """Every token, live or revoked (``tokens ls``)."""

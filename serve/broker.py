@@ -269,12 +269,34 @@ def _claim_ending(broker: Broker, held: Claim) -> None:
         broker.outbox.announce(event, hooks)
 
 
-def _claim_ended(broker: Broker, digest: str) -> None:
-    """A brokered worker ended its claim: a dead-lettered document's scratch (``work/``)
-    goes, which the worker may no longer touch."""
+def _claim_ended(broker: Broker, token: AccessToken, digest: str) -> None:
+    """A brokered worker ended its claim: its note goes, and a dead-lettered document's
+    scratch (``work/``), which the worker may no longer touch."""
     store = broker.store
+    store.delete(keys.broker_claim_key(token.token_id, digest))
     if queue.todo_marker(store, digest) is None and queue.read_failure(store, digest) is not None:
         store.delete_many([info.key for info in store.list(keys.work_prefix(digest))])
+
+
+def _claims_held(store: Store, token: AccessToken) -> int:
+    """How many claims ``token``'s workers hold: its notes in ``broker/claims/`` (one LIST),
+    those whose claim has ended without the broker seeing it (a worker that died, a claim the
+    monitor requeued) dropped first when they would refuse a claim."""
+    notes = [i.key for i in store.list(keys.broker_claims_prefix(token.token_id))]
+    if len(notes) < token.workers:
+        return len(notes)
+    stale = []
+    for note in notes:
+        digest = keys.parse_broker_claim_key(note)
+        try:
+            claim = Claim.from_json(store.get(keys.queue_key(QueueState.PROCESSING, digest)).data)
+        except (NotFound, CorruptRecord):
+            claim = None
+        if claim is None or not claim.worker_id.startswith(token.worker_prefix):
+            stale.append(note)
+    if stale:
+        store.delete_many(stale)
+    return len(notes) - len(stale)
 
 
 @router.post("/claim")
@@ -286,8 +308,14 @@ def claim(request: ClaimRequest, broker: BrokerDep, token: TokenDep) -> dict[str
         raise HTTPException(
             422, f"a lease may last at most the bucket's lease_seconds ({limit:g} s)"
         )
+    now = format_time(broker.store.now())
+    if _claims_held(broker.store, token) >= token.workers:  # no job until one of them ends
+        refused = f"this token holds its {token.workers} claims already (tokens add --workers N)"
+        return {"job": None, "deferred": True, "refused": refused, "now": now}
     found = claim_next(broker.store, request.worker_id, request.lease_seconds)
     job = found.job
+    if job is not None:
+        broker.store.put(keys.broker_claim_key(token.token_id, job.digest), b"")
     return {
         "job": None
         if job is None
@@ -343,7 +371,7 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
             _claim_ending(broker, held)
         answer["deleted"] = store.delete(key, if_match=request.etag)
         if ended and answer["deleted"] and request.claim is not None:
-            _claim_ended(broker, request.claim)
+            _claim_ended(broker, token, request.claim)
     elif op == "delete_many":
         store.delete_many(request.keys)
     return answer

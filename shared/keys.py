@@ -95,6 +95,28 @@ def broker_token_key(token_hash: str) -> str:
     return f"{BROKER_TOKENS_PREFIX}{check_hash(token_hash)}.json"
 
 
+BROKER_CLAIMS_PREFIX = "broker/claims/"
+"""The claims each token holds through the broker, ``broker/claims/<token id>/<sha256>``
+(empty objects; one LIST counts them), so a token holds no more at once than it may."""
+
+_TOKEN_ID = re.compile(r"[0-9a-f]{12}")
+
+
+def broker_claims_prefix(token_id: str) -> str:
+    if not _TOKEN_ID.fullmatch(token_id):
+        raise ValueError(f"not a token id: {token_id!r}")
+    return f"{BROKER_CLAIMS_PREFIX}{token_id}/"
+
+
+def broker_claim_key(token_id: str, digest: str) -> str:
+    return f"{broker_claims_prefix(token_id)}{check_hash(digest)}"
+
+
+def parse_broker_claim_key(key: str) -> str:
+    """``broker/claims/<token id>/<hash>`` → the hash."""
+    return check_hash(key.rsplit("/", 1)[-1])
+
+
 INDEX_GENERATION_KEY = "index/generation.json"
 """Which tables are the index (``index/<table>-<generation>.lance/`` once rebuilt beside)."""
 

@@ -62,11 +62,13 @@ GRANTS: dict[Role, Grant] = {
     Role.WORKER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
-              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.SECRETS_PREFIX),
+              keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.BROKER_CLAIMS_PREFIX,
+              keys.SECRETS_PREFIX),
         write=(keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX,
-               keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
+               keys.WORKERS_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX,
+               keys.BROKER_CLAIMS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
-                keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
+                keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX, keys.BROKER_CLAIMS_PREFIX),
     ),
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(

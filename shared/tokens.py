@@ -37,6 +37,9 @@ class Scope(StrEnum):
     UPLOAD = "upload"
 
 
+DEFAULT_WORKERS = 4
+"""Claims a work token may hold at once unless made with ``--workers``."""
+
 IMPLIED = {Scope.WRITE: {Scope.READ}, Scope.UPLOAD: {Scope.READ}}
 """What a scope includes besides itself."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -52,6 +55,8 @@ class AccessToken(JsonRecord):
     revoked_at: datetime | None = None
     scopes: tuple[Scope, ...] = (Scope.WORK,)
     """What it may do (tokens made before scopes were work tokens)."""
+    workers: int = DEFAULT_WORKERS
+    """With ``work``: the claims it may hold at once through the broker (its workers)."""
 
     def allows(self, scope: Scope) -> bool:
         return any(scope is held or scope in IMPLIED.get(held, ()) for held in self.scopes)
@@ -75,10 +80,15 @@ def worker_prefix(token_identifier: str) -> str:
 
 
 def add_token(
-    store: Store, name: str, scopes: tuple[Scope, ...] = (Scope.WORK,)
+    store: Store,
+    name: str,
+    scopes: tuple[Scope, ...] = (Scope.WORK,),
+    workers: int = DEFAULT_WORKERS,
 ) -> tuple[str, AccessToken]:
     """A new token ``name`` with ``scopes``: the token (shown once, never stored) and its
     record. ConfigError for a name that is not a plain word or is taken by a live token."""
+    if workers < 1:
+        raise ConfigError(f"a token's workers are 1 or more, not {workers}")
     if not scopes:
         raise ConfigError("a token needs a scope: " + ", ".join(s.value for s in Scope))
     if not _NAME.fullmatch(name):
@@ -87,7 +97,11 @@ def add_token(
         raise ConfigError(f"a live token is named {name!r}: revoke it first or choose another")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     record = AccessToken(
-        name=name, token_id=token_id(token), created_at=store.now(), scopes=tuple(scopes)
+        name=name,
+        token_id=token_id(token),
+        created_at=store.now(),
+        scopes=tuple(scopes),
+        workers=workers,
     )
     store.put(keys.broker_token_key(token_hash(token)), record.to_json())
     return token, record

@@ -153,7 +153,7 @@ def test_token_workers_and_a_credentialed_one_share_the_queue_and_a_revoked_one_
 
     # the revoked worker's requests were refused, and its job was finished by another
     ben = logs["ben"].read_text()
-    assert "this worker token is unknown or revoked" in ben
+    assert "this token is unknown, revoked" in ben
     assert not _names_worker(store, held, revoked.worker_prefix)
 
 

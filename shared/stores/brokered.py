@@ -54,6 +54,7 @@ class BrokeredStore:
             timeout=timeout,
         )
         self.transfers = httpx.Client(timeout=timeout)
+        self._refused = False
         self.claim: str | None = None
         """The document whose claim the worker holds (every request names it)."""
         self._offset = timedelta(0)
@@ -98,6 +99,9 @@ class BrokeredStore:
         """Claim the next job through the broker; later requests are for its claim."""
         answer = self._post("/claim", {"worker_id": worker_id, "lease_seconds": lease_seconds})
         if answer["job"] is None:
+            if answer.get("refused") and not self._refused:
+                log.warning("broker %s: %s", self.url, answer["refused"])
+            self._refused = bool(answer.get("refused"))
             return ClaimResult(None, deferred=answer["deferred"])
         claim = Claim.from_dict(answer["job"]["claim"])
         self.claim = claim.ticket.digest

@@ -193,3 +193,30 @@ def test_limits_hold_before_any_work(broker: tuple[Store, Attacker, TestClient])
     answer = client.post("/broker/v1/op", content=chunks(), headers=attacker.auth)
     assert answer.status_code == 413, "a body without Content-Length is counted as it comes"
     assert json.loads(answer.text)["detail"].startswith("a request body is at most")
+
+
+def test_a_token_holds_no_more_claims_than_its_workers(tmp_path: Path) -> None:
+    with mock_aws():
+        boto3.client("s3").create_bucket(Bucket="limited")
+        settings = StoreSettings(bucket="s3://limited/p")
+        store = open_store(settings)
+        for n in range(4):
+            make_pdf(tmp_path / "in" / f"d{n}.pdf", title=f"D {n}", pages=1, seed=n)
+        ingest_sources(store, [str(tmp_path / "in")], IngestSettings())
+        token, record = add_token(store, "small", workers=2)
+        app = create_app(ServeSettings(store=settings, broker=True, allowed_hosts=("testserver",)))
+        auth = {"Authorization": f"Bearer {token}"}
+        with TestClient(app) as client:
+
+            def claim(n: int) -> dict:
+                body = {"worker_id": f"{record.worker_prefix}w{n}", "lease_seconds": 30}
+                return client.post("/broker/v1/claim", json=body, headers=auth).json()
+
+            first, second, third = claim(1), claim(2), claim(3)
+            assert first["job"] and second["job"]
+            assert third["job"] is None and "holds its 2 claims" in third["refused"]
+            # a claim that ended without the broker seeing it (the monitor requeued it) is
+            # not counted once it is gone
+            digest = first["job"]["claim"]["ticket"]["digest"]
+            store.delete(keys.queue_key(QueueState.PROCESSING, digest))
+            assert claim(4)["job"] is not None
