@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import bucket_webhooks
-from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event
+from bucketdigest.shared.events import EventType, Outbox, Webhooks, document_event, record_event
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.manifests import read_manifests
 from bucketdigest.shared.records import (
@@ -146,11 +146,14 @@ def purge_document(
             return 0, "queued"
         if check_sources and (reason := _still_held(store, digest)) is not None:
             return 0, reason
-        names = registered_names(store, digest) if events else ()
-        deleted = _delete_document(store, digest)
-        if events is not None:
+        event = None
+        if events is not None:  # recorded first, under the hold: a crash cannot lose it
+            names = registered_names(store, digest)
             event = document_event(EventType.REMOVED, digest, names, store.now(), holder)
-            events.outbox.announce(event, events.webhooks)
+            record_event(store, event, events.webhooks)
+        deleted = _delete_document(store, digest)
+        if events is not None and event is not None:
+            events.outbox.send_recorded(event, events.webhooks)
         return deleted, None
     finally:
         queue.release(store, digest, hold.etag)

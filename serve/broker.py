@@ -40,6 +40,7 @@ from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import ConfigError, CorruptRecord, InvalidKey, NotFound
 from bucketdigest.shared.events import Outbox
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.policy import CLAIM_REQUESTS
 from bucketdigest.shared.queue.vetting import vet_failure, vet_renewal, vet_ticket
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
@@ -131,36 +132,22 @@ def _held_claim(store: Store, token: AccessToken, digest: str) -> Claim:
     return claim
 
 
-def _digest_of(key: str) -> tuple[str, str] | None:
-    """(what kind of key, the document) for the keys a claim may touch; None for others."""
+def _claim_object(key: str) -> tuple[str, str] | None:
+    """(its kind: a prefix of ``CLAIM_REQUESTS``, the document) for the keys a claim may
+    touch; None for others."""
     try:
         if key.startswith(keys.RAW_PREFIX):
-            return "raw", keys.parse_raw_key(key)[0]
+            return keys.RAW_PREFIX, keys.parse_raw_key(key)[0]
         if key.startswith(keys.OUT_PREFIX):
-            return "out", keys.parse_out_key(key)
+            return keys.OUT_PREFIX, keys.parse_out_key(key)
         if key.startswith(keys.WORK_PREFIX):
-            return "work", keys.parse_work_digest(key)
+            return keys.WORK_PREFIX, keys.parse_work_digest(key)
         if key.startswith(keys.QUEUE_PREFIX):
             state, digest = keys.parse_queue_key(key)
-            return f"queue:{state.value}", digest
+            return (keys.TODO_LANES_PREFIX if state is QueueState.TODO else state.prefix), digest
     except ValueError:
         return None
     return None
-
-
-_ALLOWED: dict[str, frozenset[str]] = {
-    "raw": frozenset({"get", "head"}),
-    # the result: written only as a new one (If-None-Match) or over the version read, never deleted
-    "out": frozenset({"get", "head", "put_if_absent", "put_if_match"}),
-    "work": frozenset({"get", "head", "list", "put", "put_if_absent", "put_if_match",
-                       "delete", "delete_many"}),
-    f"queue:{QueueState.PROCESSING.value}": frozenset({"get", "head", "put_if_match", "delete"}),
-    f"queue:{QueueState.TODO.value}": frozenset({"get", "head", "put_if_absent"}),
-    f"queue:{QueueState.FAILED.value}": frozenset({"get", "head", "put"}),
-}  # fmt: skip
-"""What a worker may do to each kind of key of the claim it holds: the requests behind the
-transitions it needs (renew, finish, requeue, hand back, dead-letter) and its checkpoints.
-Marker writes are then vetted against the claim (:mod:`bucketdigest.shared.queue.vetting`)."""
 
 
 def _checked_key(key: str, *, prefix: bool = False) -> str:
@@ -183,16 +170,17 @@ def _check_scope(
         if key.removeprefix(keys.WORKERS_PREFIX).startswith(token.worker_prefix):
             return None
         raise HTTPException(403, "a worker writes only its own note")
-    found = _digest_of(key)
+    found = _claim_object(key)
     if found is None or claim is None:
         raise HTTPException(403, f"{key} is not an object of a claim")
     kind, digest = found
     held = _held_claim(store, token, claim)
     if digest == claim:
-        allowed = _ALLOWED[kind] | ({"put"} if signed and kind in ("out", "work") else set())
-        if op in allowed and not (signed and kind.startswith("queue:")):
+        bundles = signed and kind in (keys.OUT_PREFIX, keys.WORK_PREFIX)
+        allowed = CLAIM_REQUESTS[kind] | ({"put"} if bundles else set())
+        if op in allowed and not (signed and kind.startswith(keys.QUEUE_PREFIX)):
             return held
-    elif kind == "out" and digest == held.ticket.supersedes and op in _READS:
+    elif kind == keys.OUT_PREFIX and digest == held.ticket.supersedes and op in _READS:
         return held  # the previous revision's result, which the chain reads
     raise HTTPException(403, f"{op} of {key} is not something the claim on {claim[:12]} needs")
 
@@ -203,10 +191,9 @@ def _lease_limit(store: Store) -> float:
 
 def _vet_write(store: Store, held: Claim, op: str, key: str, data: bytes) -> None:
     """422 unless a marker written is the transition the claim ``held`` allows."""
-    kind = _digest_of(key)
-    if kind is None or not kind[0].startswith("queue:"):
+    if not key.startswith(keys.QUEUE_PREFIX):
         return
-    state = QueueState(kind[0].removeprefix("queue:"))
+    state = keys.parse_queue_key(key)[0]
     try:
         if state is QueueState.PROCESSING:
             why = vet_renewal(held, Claim.from_json(data), store.now(), _lease_limit(store))

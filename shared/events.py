@@ -317,9 +317,20 @@ class Outbox:
             log.exception("could not record event %s for %s", event.type, event.digest)
             return
         if recorded is not None:
-            pending, etag = recorded
-            self._sending.append(self._threads.submit(_deliver, self.store, pending, hooks, etag))
-            self._sending = [f for f in self._sending if not f.done()]
+            self._send(*recorded, hooks)
+
+    def send_recorded(self, event: Event, hooks: Webhooks) -> None:
+        """Send ``event``, recorded before its change was made (a removal), now that it is."""
+        try:
+            found = self.store.get(keys.event_key(keys.EventState.PENDING, event.id))
+            pending = PendingEvent.from_json(found.data)
+        except (NotFound, CorruptRecord):
+            return
+        self._send(pending, found.etag, hooks)
+
+    def _send(self, pending: PendingEvent, etag: str, hooks: Webhooks) -> None:
+        self._sending.append(self._threads.submit(_deliver, self.store, pending, hooks, etag))
+        self._sending = [f for f in self._sending if not f.done()]
 
     def close(self, wait: float = SEND_TIMEOUT) -> None:
         """Give the deliveries under way ``wait`` seconds; what is left stays pending."""
@@ -345,6 +356,15 @@ def _due(pending: PendingEvent, modified: datetime, now: datetime) -> bool:
     if pending.next_at is None:  # its sender's, unless it has gone quiet
         return now - modified >= timedelta(seconds=SENDER_GRACE)
     return pending.next_at <= now
+
+
+def _happened(store: Store, event: Event) -> bool | None:
+    """Whether the change ``event`` reports has happened: a removal is recorded before the
+    document's objects go, under the purge's hold. None: not yet (the hold is on)."""
+    if event.type is not EventType.REMOVED or store.head(keys.out_key(event.digest)) is None:
+        return True
+    held = store.head(keys.queue_key(keys.QueueState.PROCESSING, event.digest)) is not None
+    return None if held else False
 
 
 def drain_events(store: Store, webhooks: Callable[[], Webhooks], limit: int = 100) -> DrainReport:
@@ -376,6 +396,10 @@ def drain_events(store: Store, webhooks: Callable[[], Webhooks], limit: int = 10
             log.error("%s: %s; left for a person to read", info.key, exc)
             continue
         if not _due(pending, info.last_modified, now):
+            continue
+        if (happened := _happened(store, pending.event)) is not True:
+            if happened is False:  # its removal never happened (the purge stopped first)
+                store.delete(info.key, if_match=found.etag)
             continue
         if all(url in down for url in pending.endpoints):
             continue  # every endpoint it waits for failed in this pass: later

@@ -56,10 +56,58 @@ class Grant:
     delete: tuple[str, ...] = ()
 
 
+CLAIM_REQUESTS: dict[str, frozenset[str]] = {
+    keys.RAW_PREFIX: frozenset({"get", "head"}),
+    # the result: written only as a new one (If-None-Match) or over the version read, never deleted
+    keys.OUT_PREFIX: frozenset({"get", "head", "put_if_absent", "put_if_match"}),
+    keys.WORK_PREFIX: frozenset({"get", "head", "list", "put", "put_if_absent", "put_if_match",
+                                 "delete", "delete_many"}),
+    keys.QueueState.PROCESSING.prefix: frozenset({"get", "head", "put_if_match", "delete"}),
+    keys.TODO_LANES_PREFIX: frozenset({"get", "head", "put_if_absent"}),
+    keys.QueueState.FAILED.prefix: frozenset({"get", "head", "put"}),
+}  # fmt: skip
+"""What a worker may ask of each kind of key of the claim it holds (the broker's scope for a
+token, by key prefix): the requests behind the transitions it needs (renew, finish, requeue,
+hand back, dead-letter) and its checkpoints. The worker role's grant includes them (derived
+below), so the broker never lets a token do what a credentialed worker may not."""
+
+_STORE_REQUEST_ACTION = {
+    "get": Action.READ, "head": Action.READ, "list": Action.LIST, "put": Action.WRITE,
+    "put_if_absent": Action.WRITE, "put_if_match": Action.WRITE, "delete": Action.DELETE,
+    "delete_many": Action.DELETE,
+}  # fmt: skip
+
+
+def _claims_grant() -> Grant:
+    """The grant :data:`CLAIM_REQUESTS` needs (a LIST is granted on the bucket, so a prefix
+    listed is a prefix read)."""
+    needed: dict[Action, list[str]] = {action: [] for action in Action}
+    for prefix, requests in CLAIM_REQUESTS.items():
+        for action in {_STORE_REQUEST_ACTION[r] for r in requests}:
+            needed[Action.READ if action is Action.LIST else action].append(prefix)
+    return Grant(
+        read=tuple(needed[Action.READ]),
+        write=tuple(needed[Action.WRITE]),
+        delete=tuple(needed[Action.DELETE]),
+    )
+
+
+def _with(grant: Grant, more: Grant) -> Grant:
+    """``grant`` with the prefixes of ``more`` it lacks."""
+
+    def joined(have: tuple[str, ...], add: tuple[str, ...]) -> tuple[str, ...]:
+        return have + tuple(p for p in add if not any(p.startswith(h) for h in have))
+
+    return Grant(
+        joined(grant.read, more.read), joined(grant.write, more.write),
+        joined(grant.delete, more.delete),
+    )  # fmt: skip
+
+
 GRANTS: dict[Role, Grant] = {
     # claims and runs jobs; its monitor duty sweeps leases and keeps the search index; a
-    # broker (serve --broker) runs with these and reads the worker tokens
-    Role.WORKER: Grant(
+    # broker (serve --broker) runs with these and reads the worker tokens; a claim's requests
+    Role.WORKER: _with(Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
               keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.BROKER_CLAIMS_PREFIX,
@@ -69,7 +117,7 @@ GRANTS: dict[Role, Grant] = {
                keys.BROKER_CLAIMS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
                 keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX, keys.BROKER_CLAIMS_PREFIX),
-    ),
+    ), _claims_grant()),
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.REGISTRY_PREFIX,

@@ -371,3 +371,22 @@ def test_a_worker_killed_at_any_point_of_a_jobs_end_loses_no_event(
     received = [Webhook(SECRET).verify(body, headers) for headers, body in collector.got]
     assert [(e["digest"], e["type"]) for e in received] == [(digest, kind)]
     assert _pending(store) == []
+
+
+def test_a_removal_recorded_by_a_purge_that_stopped_before_removing_is_never_sent(
+    tmp_path: Path, collector: Collector
+) -> None:
+    clock = MovableClock()
+    store = LocalStore(tmp_path, clock=clock)
+    hooks = Webhooks((collector.url,), (SECRET,))
+    kept, gone = f"{1:064x}", f"{2:064x}"
+    store.put(keys.out_key(kept), b"a result still there")
+    for digest in (kept, gone):
+        removal = document_event(EventType.REMOVED, digest, ("x.pdf",), clock(), "purge-1")
+        record_event(store, removal, hooks)
+    clock.advance(SENDER_GRACE + 1)
+
+    drain_events(store, lambda: hooks)
+
+    assert [json.loads(body)["digest"] for _, body in collector.got] == [gone]
+    assert _pending(store) == []

@@ -6,7 +6,7 @@ import pytest
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.policy import Role, grants_table, iam_policy
+from bucketdigest.shared.policy import CLAIM_REQUESTS, GRANTS, Role, grants_table, iam_policy
 
 H = "ab" * 32
 
@@ -60,3 +60,16 @@ def test_a_policy_is_confined_to_its_prefix(role: Role) -> None:
     deletes = next((s["Resource"] for s in objects if s["Sid"] == "Delete"), [])
     raw = "arn:aws:s3:::shared-bucket/tenant-a/store/raw/x.pdf"
     assert any(raw.startswith(r.rstrip("*")) for r in deletes) == (role is Role.ADMIN)
+
+
+def test_what_the_broker_lets_a_claim_do_the_worker_role_is_granted() -> None:
+    worker = GRANTS[Role.WORKER]
+    granted = {
+        "get": worker.read, "head": worker.read, "list": worker.read, "put": worker.write,
+        "put_if_absent": worker.write, "put_if_match": worker.write, "delete": worker.delete,
+        "delete_many": worker.delete,
+    }  # fmt: skip
+    for prefix, requests in CLAIM_REQUESTS.items():
+        for request in requests:
+            assert any(prefix.startswith(g) for g in granted[request]), (prefix, request)
+    assert not any(keys.SECRETS_PREFIX.startswith(p) for p in GRANTS[Role.READER].read)
