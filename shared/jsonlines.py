@@ -2,7 +2,7 @@
 
 A record is written with ``ensure_ascii=False``, so its strings keep U+2028, U+2029, U+0085,
 form feeds and the other characters that :meth:`str.splitlines` takes for line ends; JSON
-escapes only ``\\n`` among them. So lines are split on ``\\n`` alone, never ``splitlines()``.
+escapes only ``\\n`` among them. So lines are split on ``\\n`` alone, never by ``str.splitlines``.
 """
 
 from __future__ import annotations

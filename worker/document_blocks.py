@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
+_LINE_ENDS = re.compile(r"\r\n?|\n")
 _IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)[^)]*\)")
 _CAPTION = re.compile(
     r"^\s*(?:\*\*|_|\*)?\s*(?:figure|fig\.|table|tab\.|abbildung|abb\.|tabelle|chart|plate|map)"
@@ -135,7 +136,7 @@ def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[dict[str, An
 def _lines(markdown: str, token: Token) -> str:
     if token.map is None:
         return ""
-    lines = markdown.splitlines()
+    lines = _LINE_ENDS.split(markdown)  # as markdown-it numbers lines (not str.splitlines)
     return "\n".join(lines[token.map[0] : token.map[1]])
 
 

@@ -126,3 +126,13 @@ def test_a_source_whose_pages_cannot_be_read_gives_blocks_without_regions(tmp_pa
     assert [b["kind"] for b in structure["blocks"]] == ["heading", "paragraph"]
     assert all(b["regions"] == [] for b in structure["blocks"])
     assert structure["pages"][0]["words"] == "none"
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "b", " ", "\u2028", "\u2029", "\x85", "\x0c"])))
+def test_unicode_line_boundaries_inside_a_paragraph_leave_the_next_blocks_markdown_whole(
+    inside: str,
+) -> None:
+    """markdown-it numbers lines by newlines alone: a block's Markdown is cut the same way."""
+    markdown = f"# Title\n\nFirst {inside} end.\n\n## Next\n\nSecond paragraph.\n"
+    blocks = page_blocks(markdown, 1)
+    assert [b.markdown for b in blocks[-2:]] == ["## Next", "Second paragraph."]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pymupdf
 
+from bucketdigest.shared.archives import member_path
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
@@ -179,7 +180,7 @@ def _converted(
         if number in kept:
             pages.append(engine_mark(kept[number].engine) + kept[number].markdown)
             for name, data in kept[number].images.items():
-                (images / name).write_bytes(data)
+                member_path(images, name).write_bytes(data)
         else:
             pages.append(without_surrogates(next(made)))
     return pages, problems, len(numbers) - len(todo)

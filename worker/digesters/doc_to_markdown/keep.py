@@ -6,6 +6,10 @@ kept Markdown goes back to the form the converter gives (headers as font sizes, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from bucketdigest.shared.archives import check_member_name
+from bucketdigest.shared.errors import UnsafeArchive
 from bucketdigest.shared.result import IMAGES_DIR, page_member
 from bucketdigest.worker.digesters.doc_to_markdown.headers import encode_headers
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
@@ -60,7 +64,7 @@ def page_keeper(predecessor: Predecessor, options: ConverterOptions) -> PageKeep
             if number <= len(predecessor.running):
                 markdown = with_running(markdown, predecessor.running[number - 1])
             names = _image_names(markdown)
-            if names is None or (names and number != index + 1):
+            if names is None or (names and number != index + 1) or not _safe(names):
                 continue
             images = {name: predecessor.read(f"{IMAGES_DIR}/{name}") for name in names}
             if all(data is not None for data in images.values()):
@@ -70,3 +74,14 @@ def page_keeper(predecessor: Predecessor, options: ConverterOptions) -> PageKeep
         return kept
 
     return keep
+
+
+def _safe(names: Iterable[str]) -> bool:
+    """The predecessor is bucket data: an image name that is no safe file name makes the page
+    be converted anew rather than kept."""
+    try:
+        for name in names:
+            check_member_name(name)
+    except UnsafeArchive:
+        return False
+    return True
