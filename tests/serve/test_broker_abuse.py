@@ -69,22 +69,22 @@ class Attacker:
 
 
 @pytest.fixture
-def broker(tmp_path: Path) -> Iterator[tuple[Store, Attacker, TestClient]]:
-    with mock_aws():
-        boto3.client("s3").create_bucket(Bucket="abused")
-        settings = StoreSettings(bucket="s3://abused/p")
-        store = open_store(settings)
-        change_settings(
-            store,
-            {"events": ["https://example.com/h"], "events_secret": "new", "lease_seconds": 60},
-        )
-        for n in range(2):
-            make_pdf(tmp_path / "in" / f"d{n}.pdf", title=f"D {n}", pages=1, seed=n)
-        ingest_sources(store, [str(tmp_path / "in")], IngestSettings())
-        token, record = add_token(store, "volunteer")
-        app = create_app(ServeSettings(store=settings, broker=True, allowed_hosts=("testserver",)))
-        with TestClient(app) as client:
-            yield store, Attacker(client, token, record.worker_prefix), client
+def broker(
+    tmp_path: Path, moto_endpoint: str, moto_bucket: str
+) -> Iterator[tuple[Store, Attacker, TestClient]]:
+    """The real broker on a bucket of moto's HTTP server, a token and one claim."""
+    settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
+    store = open_store(settings)
+    change_settings(
+        store, {"events": ["https://example.com/h"], "events_secret": "new", "lease_seconds": 60}
+    )
+    for n in range(2):
+        make_pdf(tmp_path / "in" / f"d{n}.pdf", title=f"D {n}", pages=1, seed=n)
+    ingest_sources(store, [str(tmp_path / "in")], IngestSettings())
+    token, record = add_token(store, "volunteer")
+    app = create_app(ServeSettings(store=settings, broker=True, allowed_hosts=("testserver",)))
+    with TestClient(app) as client:
+        yield store, Attacker(client, token, record.worker_prefix), client
 
 
 def test_every_request_beyond_the_claim_is_refused_and_the_bucket_is_unchanged(
