@@ -56,3 +56,46 @@ def scribbled_pdf(path: Path, seed: int = 3) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     doc.save(path)
     return path
+
+
+def book_scan_pdf(path: Path, lines: list[tuple[float, float, str]], seed: int = 1) -> Path:
+    """A page as book-scanning OCR lays its text over the scan (the layers archives and
+    libraries publish), not as Tesseract's renderer does: the page printed in Times, then
+    every word of the invisible layer its own span, in another face at its own size fitted to
+    the printed word's width, on a baseline that wobbles by a point or two; the spaces spans of
+    their own; each printed line laid down as fragments in shuffled order. ``lines``: (x,
+    baseline, text) at 11 pt."""
+    import random
+
+    rng = random.Random(seed)
+    printed = pymupdf.open()
+    page = printed.new_page(width=432, height=648)
+    for x, y, text in lines:
+        page.insert_text((x, y), text, fontname="tiro", fontsize=11)
+    scan = page.get_pixmap(dpi=100).tobytes("png")
+    doc = pymupdf.open()
+    page = doc.new_page(width=432, height=648)
+    page.insert_image(page.rect, stream=scan)
+    space = pymupdf.get_text_length(" ", fontname="tiro", fontsize=11)
+    for x, y, text in lines:
+        spans: list[tuple[float, str]] = []
+        for word in text.split(" "):
+            spans.append((x, word))
+            x += pymupdf.get_text_length(word, fontname="tiro", fontsize=11)
+            spans.append((x, " "))
+            x += space
+        cuts = sorted(rng.sample(range(1, len(spans)), min(3, len(spans) - 1)))
+        fragments = [spans[a:b] for a, b in zip([0, *cuts], [*cuts, len(spans)], strict=True)]
+        rng.shuffle(fragments)
+        for fragment in fragments:
+            for start, word in fragment:
+                printed_width = pymupdf.get_text_length(word, fontname="tiro", fontsize=11)
+                laid_width = pymupdf.get_text_length(word, fontname="helv", fontsize=1) or 1
+                size = max(printed_width / laid_width, 4.0)
+                page.insert_text(
+                    (start, y + rng.uniform(-1.5, 1.5)), word, fontname="helv",
+                    fontsize=size, render_mode=3,
+                )  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+    return path

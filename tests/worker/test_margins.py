@@ -94,3 +94,25 @@ def test_running_lines_the_model_missed_are_marked_from_the_page(tmp_path: Path)
         "<!--running footer--> 7",
         f"<!--running footer--> {STAMP}",
     ]
+
+
+@pytest.mark.parametrize("angle", [90, 270])
+@pytest.mark.parametrize("plain_pages", [True, False], ids=["text-layer", "layout-model"])
+def test_a_stamp_turned_along_a_side_margin_goes_to_the_running_lines(
+    tmp_path: Path, angle: int, plain_pages: bool
+) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((72, 110), "Turnips and Bones", fontsize=18, fontname="tibo")
+    page.insert_textbox(pymupdf.Rect(72, 130, 523, 600), BODY * 12, fontsize=11, fontname="tiro")
+    page.insert_text((72, 640), LAST, fontsize=11, fontname="tiro")
+    side = (30, 700) if angle == 90 else (565, 150)
+    page.insert_text(side, STAMP, fontsize=7, fontname="helv", rotate=angle)
+    doc.save(tmp_path / "stamped.pdf")
+
+    options = ConverterOptions(plain_pages=plain_pages)
+    conversion = convert(tmp_path / "stamped.pdf", "pdf", tmp_path / "work", options)
+
+    assert "Downloaded" not in conversion.pages[0]
+    assert conversion.running[0].footer == [STAMP]
+    assert LAST in plain_text(conversion.pages[0])

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+import pytest
 
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, word_share
 from bucketdigest.worker.pagetext import plain_text
+from tests.documents import book_scan_pdf
 
 HEAD = "400 BRITISH HUSBANDRY. [Ch. XIX."
 BOOK_LINES = [
@@ -83,3 +85,36 @@ def test_a_born_digital_page_over_a_background_picture_is_no_scan(tmp_path: Path
 def test_word_share_tells_words_from_ocr_debris() -> None:
     assert word_share("Since the use of bones has, however, become general (1851).") == 1.0
     assert word_share("xq zzv Wq tHe ;; ii pQ") < 0.5
+
+
+BOOK_SCAN = [
+    (36, 40, "12                    THE OLD FARM.                    [Ch. II."),
+    (36, 80, "The harvest came early that year, and the whole village went out to the"),
+    (36, 94, "fields before dawn. Old Martin, who had seen sixty summers, said he had"),
+    (36, 108, "never known the barley so heavy nor the wheat so tall; the children car-"),
+    (36, 122, "ried water to the reapers, and the dogs slept in the shade of the carts."),
+    (52, 140, "By the second week the barns were full. The miller, a careful man, began"),
+    (36, 154, "to grind at night so that the bakers in town would not wait for flour."),
+]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_book_scanners_word_fitted_layer_reads_as_whole_sentences(
+    tmp_path: Path, seed: int
+) -> None:
+    """Every word its own span at its own size, baselines wobbling, each printed line laid
+    down as fragments in shuffled order: the printed lines are rebuilt from the word boxes."""
+    source = book_scan_pdf(tmp_path / "book.pdf", BOOK_SCAN, seed=seed)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    page = conversion.pages[0]
+    assert conversion.engines == ("scan",)
+    paragraphs = [p for p in page.split("\n\n") if not p.startswith("![")]
+    assert paragraphs == [
+        "The harvest came early that year, and the whole village went out to the fields "
+        "before dawn. Old Martin, who had seen sixty summers, said he had never known the "
+        "barley so heavy nor the wheat so tall; the children carried water to the reapers, "
+        "and the dogs slept in the shade of the carts.",
+        "By the second week the barns were full. The miller, a careful man, began to grind "
+        "at night so that the bakers in town would not wait for flour.",
+    ]
+    assert conversion.running[0].header == ["12 THE OLD FARM. [Ch. II."]

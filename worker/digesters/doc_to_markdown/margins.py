@@ -199,11 +199,31 @@ class _Margins:
         return None
 
 
+def side_stamps(page: pymupdf.Page) -> list[str]:
+    """Lines set along a side margin, turned 90 or 270 degrees (a download stamp, a journal's
+    name up the edge): never the page's own text. A turned line away from the side bands (a
+    table's column head, a chart's axis) is not one."""
+    width, found = page.rect.width, []
+    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
+        for line in block.get("lines", ()):
+            dx, dy = line["dir"]
+            box = pymupdf.Rect(line["bbox"])
+            turned = abs(dx) < 1e-3 and abs(abs(dy) - 1) < 1e-3
+            if turned and (box.x1 <= BAND * width or box.x0 >= (1 - BAND) * width):
+                text = " ".join("".join(span["text"] for span in line["spans"]).split())
+                if text:
+                    found.append(text)
+    return found
+
+
 def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     """The page's Markdown with the running blocks a reader sees marked as running lines
-    (among its first lines for a head, its last for a foot), and lines the layout model took
-    for running ones that read as the page's own text (its last paragraph, set like the body
-    with nothing setting it apart: :meth:`_Margins.reads_as_text`) given back to the text."""
+    (among its first lines for a head, its last for a foot; a stamp along a side margin,
+    wherever the converter put it, or added when it left it out), and lines the layout model
+    took for running ones that read as the page's own text (its last paragraph, set like the
+    body with nothing setting it apart: :meth:`_Margins.reads_as_text`) given back to the
+    text."""
+    markdown = with_side_stamps(page, markdown)
     margins = _Margins(page)
     if len(margins.blocks) < 2:
         return markdown
@@ -225,3 +245,14 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
             if not _MARKED.match(line) and _normalised(line) in wanted:
                 lines[number] = f"<!--running {kind}--> {' '.join(line.split())}"
     return "\n".join(lines)
+
+
+def with_side_stamps(page: pymupdf.Page, markdown: str) -> str:
+    """``markdown`` with the page's side stamps out of its text, marked as running footers."""
+    stamps = side_stamps(page)
+    if not stamps:
+        return markdown
+    keys = {_normalised(stamp) for stamp in stamps}
+    kept = [line for line in markdown.split("\n") if _normalised(line) not in keys or not line]
+    marked = [f"<!--running footer--> {stamp}" for stamp in stamps]
+    return "\n".join([*kept, "", *marked])

@@ -77,6 +77,8 @@ class _Line:
     x1: float
     y1: float
     size: float
+    spaced: bool = False
+    """Of a word: the layer sets a space before it."""
 
     @property
     def height(self) -> float:
@@ -152,53 +154,88 @@ def _flags(page: pymupdf.Page) -> int:
     return pymupdf.TEXTFLAGS_TEXT
 
 
-def _lines(page: pymupdf.Page) -> list[_Line]:
-    """The page's horizontal lines of text as MuPDF groups them, top to bottom."""
-    found = []
-    for block in page.get_text("dict", flags=_flags(page))["blocks"]:
+def _words(page: pymupdf.Page) -> list[_Line]:
+    """The layer's words, each with its box and its own size: book-scanning OCR lays every
+    word down as a span of its own, its size fitted to the printed word's width, so neither
+    MuPDF's lines nor its spans are the printed lines. A word ends at a space (a span of its
+    own, often), not at a span's end (a bold letter inside a word)."""
+    words = []
+    for block in page.get_text("rawdict", flags=_flags(page))["blocks"]:
         for line in block.get("lines", ()):
             if abs(line["dir"][1]) > MAX_SKEW:
                 continue
-            text = " ".join("".join(s["text"] for s in line["spans"]).split())
-            if not text:
+            chars = [(char, span["size"]) for span in line["spans"] for char in span["chars"]]
+            word: list[tuple[dict, float]] = []
+            spaced = False
+            for char, size in [*chars, ({"c": " "}, 0.0)]:
+                if char["c"].strip():
+                    word.append((char, size))
+                    continue
+                if word:
+                    words.append(_word(word, spaced))
+                    word = []
+                spaced = True
+    return words
+
+
+def _word(chars: list[tuple[dict, float]], spaced: bool) -> _Line:
+    boxes = [char["bbox"] for char, _ in chars]
+    return _Line(
+        "".join(char["c"] for char, _ in chars),
+        boxes[0][0],
+        min(box[1] for box in boxes),
+        boxes[-1][2],
+        max(box[3] for box in boxes),
+        chars[0][1],
+        spaced,
+    )
+
+
+def _centre_band(word: _Line) -> tuple[float, float]:
+    middle, half = (word.y0 + word.y1) / 2, word.height / 4
+    return middle - half, middle + half
+
+
+def _printed_lines(words: list[_Line]) -> list[_Line]:
+    """The printed lines, rebuilt from word boxes, top to bottom: left to right, a word joins
+    the line whose last word's centre band (the middle half of its height) overlaps its own
+    and that ends close before it (a little further after a section number, ``2   Overview``);
+    on a skewed scan the last word is the one level with the next. A gap wider than that
+    (a column's gutter) starts another line."""
+    lines: list[tuple[_Line, _Line, list[_Line]]] = []  # (the line, its last word, its words)
+    for word in sorted(words, key=lambda w: (w.x0, w.y0)):
+        low, high = _centre_band(word)
+        best, nearest = None, None
+        for n, (_, last, _) in enumerate(lines):
+            gap = word.x0 - last.x1
+            numbered = _SECTION_NUMBER.fullmatch(last.text) is not None
+            if gap < -0.3 * word.height or gap > (4.0 if numbered else 1.25) * word.height:
                 continue
-            sizes = [s["size"] for s in line["spans"] if s["text"].strip()]
-            found.append(_Line(text, *line["bbox"], statistics.median(sizes)))
+            last_low, last_high = _centre_band(last)
+            if min(high, last_high) <= max(low, last_low):
+                continue
+            offset = abs((low + high) - (last_low + last_high))
+            if nearest is None or offset < nearest:
+                best, nearest = n, offset
+        if best is None:
+            copy = _Line(word.text, word.x0, word.y0, word.x1, word.y1, word.size)
+            lines.append((copy, word, [word]))
+            continue
+        whole, last, taken = lines[best]
+        touching = word.x0 - last.x1 < 0.1 * min(word.height, last.height)
+        joint = "" if touching and not word.spaced else " "
+        whole.text += joint + word.text
+        whole.x1 = max(whole.x1, word.x1)
+        taken.append(word)
+        lines[best] = (whole, word, taken)
+    found = []
+    for whole, _, taken in lines:  # the middle word's measures: wobbling baselines cancel out
+        whole.y0 = statistics.median(w.y0 for w in taken)
+        whole.y1 = statistics.median(w.y1 for w in taken)
+        whole.size = statistics.median(w.size for w in taken)
+        found.append(whole)
     found.sort(key=lambda line: (line.y0 + line.y1) / 2)
     return found
-
-
-def _merged(lines: list[_Line]) -> list[_Line]:
-    """Lines with the fragments of one printed line (an OCR layer may give each word or
-    phrase as a line of its own) put together: a fragment joins the line whose end fragment
-    stands level with it (on a skewed scan the line's far end is higher or lower) and close
-    beside it, or a little further after a section number (``2   Overview``)."""
-    merged: list[tuple[_Line, _Line, _Line]] = []  # (the line, its left and right fragments)
-    for line in lines:
-        found = None
-        for n in range(len(merged) - 1, max(len(merged) - 8, -1), -1):
-            whole, first, last = merged[n]
-            end = last if line.x0 >= whole.x0 else first
-            level = min(end.y1, line.y1) - max(end.y0, line.y0) > 0.5 * min(end.height, line.height)
-            gap = max(line.x0 - end.x1, end.x0 - line.x1)
-            numbered = line.x0 >= whole.x0 and _SECTION_NUMBER.fullmatch(end.text)
-            if level and gap < (4.0 if numbered else 1.25) * line.height:
-                found = n
-                break
-        if found is None:
-            copy = _Line(line.text, line.x0, line.y0, line.x1, line.y1, line.size)
-            merged.append((copy, line, line))
-            continue
-        whole, first, last = merged[found]
-        if line.x0 >= whole.x0:
-            whole.text, last = f"{whole.text} {line.text}", line
-        else:
-            whole.text, first = f"{line.text} {whole.text}", line
-        whole.x0, whole.x1 = min(whole.x0, line.x0), max(whole.x1, line.x1)
-        whole.y0, whole.y1 = min(whole.y0, line.y0), max(whole.y1, line.y1)
-        whole.size = max(whole.size, line.size)
-        merged[found] = (whole, first, last)
-    return [whole for whole, _, _ in merged]
 
 
 def _rows(lines: list[_Line]) -> list[list[_Line]]:
@@ -300,27 +337,44 @@ def _is_running(line: _Line, neighbour: _Line | None, top: bool, page: _PageMeas
 def _running_lines(
     lines: list[_Line], page: _PageMeasure
 ) -> tuple[list[_Line], list[_Line], list[_Line]]:
-    """(running heads, the text's lines, running feet): up to two lines at each edge."""
+    """(running heads, the text's lines, running feet): up to two rows at each edge, a row
+    being the lines level with each other (a head's page number, title and chapter mark stand
+    apart on one row), read as one line left to right."""
     heads: list[_Line] = []
     feet: list[_Line] = []
-    while len(heads) < 2 and len(lines) > 1 and _is_running(lines[0], _below(lines), True, page):
-        heads.append(lines.pop(0))
-    while len(feet) < 2 and len(lines) > 1 and _is_running(lines[-1], _above(lines), False, page):
-        feet.insert(0, lines.pop())
+    while len(heads) < 2:
+        row, rest = _row_of(lines[0], lines) if lines else ([], [])
+        if not rest or not _is_running(_joined(row), rest[0], True, page):
+            break
+        heads.append(_joined(row))
+        lines = rest
+    while len(feet) < 2:
+        row, rest = _row_of(lines[-1], lines) if lines else ([], [])
+        if not rest or not _is_running(_joined(row), rest[-1], False, page):
+            break
+        feet.insert(0, _joined(row))
+        lines = rest
     return heads, lines, feet
 
 
-def _below(lines: list[_Line]) -> _Line | None:
-    """The first line under the first one (not one beside it)."""
-    first = lines[0]
-    return next((line for line in lines[1:] if line.y0 >= first.y1 - 0.3 * first.height), None)
+def _row_of(line: _Line, lines: list[_Line]) -> tuple[list[_Line], list[_Line]]:
+    """(the lines level with ``line``, left to right; the others, in order)."""
+    row = [
+        other
+        for other in lines
+        if min(other.y1, line.y1) - max(other.y0, line.y0) > 0.5 * min(other.height, line.height)
+    ]
+    return sorted(row, key=lambda other: other.x0), [other for other in lines if other not in row]
 
 
-def _above(lines: list[_Line]) -> _Line | None:
-    """The last line over the last one (not one beside it)."""
-    last = lines[-1]
-    return next(
-        (line for line in reversed(lines[:-1]) if line.y1 <= last.y0 + 0.3 * last.height), None
+def _joined(row: list[_Line]) -> _Line:
+    return _Line(
+        " ".join(line.text for line in row),
+        min(line.x0 for line in row),
+        min(line.y0 for line in row),
+        max(line.x1 for line in row),
+        max(line.y1 for line in row),
+        max(line.size for line in row),
     )
 
 
@@ -379,7 +433,7 @@ def scan_markdown(
         scale = min(dpi / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
         page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
         link = f"![page {page.number + 1}]({image_dir / name})"
-    lines = _merged(_lines(page))
+    lines = _printed_lines(_words(page))
     if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
         return link + "\n", False
     if not lines:

@@ -62,7 +62,9 @@ _SCRIPTABLE = re.compile(r"[+\-=(]*[0-9][0-9+\-=()]*")
 _STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
 """A decimal point set in a math font comes out styled alone: ``124_._3``."""
 _WORD = re.compile(r"[^\W\d_]+")
-_BROKEN_WORD = re.compile(r"[^\W\d_]{3,}[-¬\u00ad]$")
+_BROKEN_WORD = re.compile(r"(?:[^\W\d_]{3,}|(?<![^\W\d_])[a-z]{2})[-¬\u00ad]$")
+"""A word broken at a line end: three letters or more, or a lower-case syllable of two
+(``im-``, ``re-``, ``al-``) that books break as often."""
 _COMPOUND = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
 _HAN_KANA = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_LINE_JOIN = re.compile(f"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}])")
@@ -131,8 +133,8 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
 
 
 def joined_lines(lines: list[str]) -> str:
-    """Lines of a paragraph as one, as layout mode joins them: a word of three letters or more
-    broken at a line end loses its hyphen (:func:`tidy` gives a compound its own back)."""
+    """Lines of a paragraph as one, as layout mode joins them: a word broken at a line end
+    loses its hyphen (:func:`tidy` gives a compound its own back)."""
     joined = ""
     for line in (line for line in lines if line):
         if _BROKEN_WORD.search(joined):
