@@ -48,9 +48,28 @@ def _token() -> re.Pattern[str]:
     return re.compile(f"[{_CJK}]|[^\\W{_CJK}](?:[^\\W{_CJK}]|[{marks}])*")
 
 
-def document_pages(tree: Path) -> list[str]:
+DOUBTFUL_OPEN = "<!--doubtful-->"
+DOUBTFUL_CLOSE = "<!--/doubtful-->"
+"""A reading no reader is sure of (handwriting, a faint scan) stands between these marks in a
+page's Markdown: a person sees it, search, tags and summaries leave it out."""
+_DOUBTFUL = re.compile(f"{re.escape(DOUBTFUL_OPEN)}.*?{re.escape(DOUBTFUL_CLOSE)}\n?", re.DOTALL)
+
+
+def doubtful_block(text: str, confidence: float) -> str:
+    """``text`` as a page's Markdown gives a reading it is not sure of."""
+    quoted = " ".join(text.split())
+    note = f"*Doubtful reading (OCR confidence {confidence:.0f}%), not searched:*"
+    return f"{DOUBTFUL_OPEN}\n> {note} {quoted}\n{DOUBTFUL_CLOSE}"
+
+
+def without_doubtful(markdown: str) -> str:
+    return _DOUBTFUL.sub("", markdown)
+
+
+def document_pages(tree: Path, doubtful: bool = True) -> list[str]:
     """Each page's Markdown (image links relative to the zip's root) with its OCR text and,
-    for a link file, the linked page's text."""
+    for a link file, the linked page's text; without ``doubtful`` readings (for search, tags
+    and summaries)."""
     pages = []
     for path in sorted((tree / PAGES_DIR).glob("*.md")):
         extra = ""
@@ -58,13 +77,15 @@ def document_pages(tree: Path) -> list[str]:
             other = tree / folder / path.name
             if other.is_file():
                 extra += other.read_text(encoding="utf-8") + "\n\n"
-        pages.append(merged_page(path.read_text(encoding="utf-8"), extra))
+        page = merged_page(path.read_text(encoding="utf-8"), extra)
+        pages.append(page if doubtful else without_doubtful(page).strip())
     return pages
 
 
 def document_text(tree: Path) -> str:
-    """The whole document as plain text, pages separated by blank lines."""
-    return "\n\n".join(plain_text(page) for page in document_pages(tree))
+    """The whole document as plain text, pages separated by blank lines (no doubtful
+    readings)."""
+    return "\n\n".join(plain_text(page) for page in document_pages(tree, doubtful=False))
 
 
 def image_links(markdown: str) -> list[str]:

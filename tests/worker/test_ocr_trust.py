@@ -48,7 +48,7 @@ def test_lines_tesseract_is_unsure_of_are_left_out_and_a_noisy_page_is_doubtful(
     assert not parse_tsv(HEADER + "\n").doubtful, "a blank page is blank, not doubtful"
 
 
-def test_a_scribbled_page_is_kept_out_of_the_text_and_a_scan_comes_through(
+def test_a_scribbled_page_gives_its_reading_marked_doubtful_out_of_search_and_a_scan_comes_through(
     tmp_path: Path,
 ) -> None:
     scribbled_pdf(tmp_path / "in" / "letter.pdf")
@@ -57,11 +57,16 @@ def test_a_scribbled_page_is_kept_out_of_the_text_and_a_scan_comes_through(
     digests = digest_folder(store, tmp_path / "in")
     with _result(store, digests["letter.pdf"]) as letter:
         names = letter.namelist()
-        assert "ocr/0001.md" not in names and "ocr/0001.doubtful.txt" in names
-        assert plain_text(letter.read("document.md").decode()) == ""
+        assert "ocr/0001.doubtful.txt" in names
+        page = letter.read("document.md").decode()
+        assert "<!--doubtful-->\n> *Doubtful reading (OCR confidence" in page
+        assert page.rstrip().endswith("<!--/doubtful-->"), "the page is not empty, and says so"
+        assert len(plain_text(page)) > 40
         info = json.loads(letter.read("info.json"))
-        assert any("mostly noise" in problem for problem in info["problems"])
-        assert letter.read("chunks.jsonl").decode().strip() == ""
+        assert any("mostly noise" in p and "doubtful" in p for p in info["problems"])
+        assert letter.read("chunks.jsonl").decode().strip() == "", "search leaves it out"
+        tags = json.loads(letter.read("tags.json")) if "tags.json" in names else []
+        assert tags == [], "tags leave it out"
     with _result(store, digests["scan.pdf"]) as scan:
         assert "Roll initiative before every battle" in scan.read("ocr/0001.md").decode()
         assert "ocr/0001.tsv" in scan.namelist()

@@ -8,8 +8,10 @@ OCR'd. Each page keeps Tesseract's words with their confidence (``ocr/NNNN.tsv``
 (``ocr/NNNN.md``) holds the lines Tesseract is sure of. A page Tesseract reads mostly noise
 of is read again by PP-OCR (:mod:`~bucketdigest.worker.rapid_ocr`: Chinese, large
 lettering, labels); its lines go to ``ocr/NNNN.rapidocr.tsv`` and those it is sure of become
-the page's text. A page neither reads is doubtful: its text is kept aside
-(``ocr/NNNN.doubtful.txt``), out of search, tags and summaries, and noted in the problems.
+the page's text. A page neither reads is doubtful: its best reading goes into the page's OCR
+text between ``<!--doubtful-->`` marks (a person sees it; search, tags and summaries leave it
+out), Tesseract's text is kept aside too (``ocr/NNNN.doubtful.txt``), and the problems name the
+page.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from bucketdigest.shared.result import (
 )
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import has_text
+from bucketdigest.worker.pagetext import doubtful_block, has_text
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
 from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image, tessdata
 
@@ -156,8 +158,9 @@ class PageOcr(Digester):
         if "doubtful" in content:
             pages = ", ".join(sorted(content["doubtful"], key=int))
             content.setdefault("problems", []).append(
-                f"OCR of page(s) {pages} is mostly noise (handwriting, a drawing or a blank "
-                "page's grain): its text is kept aside, out of search"
+                f"OCR of page(s) {pages} is mostly noise (handwriting, a faint scan, a "
+                "drawing): its best reading is in the page marked doubtful, out of search, "
+                "tags and summaries (an --ocr-endpoint vision model reads handwriting)"
             )
         files = {ocr_member(n): text for n, text in sorted(files.items()) if text}
         content["characters"] = sum(len(text) for text in files.values())
@@ -261,4 +264,4 @@ def trusted_text(
         return second.trusted
     aside[ocr_aside_member(number, OcrAside.DOUBTFUL)] = (read.text + "\n").encode()
     content.setdefault("doubtful", {})[str(number)] = read.confidence
-    return ""
+    return doubtful_block(read.text, read.confidence)

@@ -120,7 +120,9 @@ class SearchKeyword(Digester):
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
         paged = ctx.source if ctx.file.kind is FileKind.DOCUMENT else None
-        structure = document_structure(ctx.digest, document_pages(ctx.tree), ctx.tree, paged)
+        structure = document_structure(
+            ctx.digest, document_pages(ctx.tree, doubtful=False), ctx.tree, paged
+        )
         chunks = block_chunks(structure["blocks"])
         data = dumps_lines(
             {
