@@ -41,6 +41,8 @@ SYSTEMS = ("bucketdigest", "pdftotext -layout", "pymupdf4llm (bare)")
 SANDWICH = "scanned with a text layer"
 SANDWICHES = {"pikepdf-9.11.0/tests/resources/sandwich.pdf"}
 """Corpus files that are scans with a text layer (besides those ``sandwiches.py`` makes)."""
+BOOK_SCANS = {"pypdf-5.1.0/resources/Seige_of_Vicksburg_Sample_OCR.pdf"}
+"""Corpus files that are scans with a book scanner's text layer (word-fitted spans)."""
 
 
 def _facts(quick: bool, generated: Path) -> list[dict[str, Any]]:
@@ -61,7 +63,9 @@ def _sources(
     derived = {doc for doc in wanted if doc.startswith("derived/")}
     if derived:
         found.update(sandwiches.make(derived, [path for path, _ in corpus], generated / "derived"))
-        kinds.update(dict.fromkeys(derived, SANDWICH))
+        for doc in derived:
+            book = doc.removeprefix("derived/") in sandwiches.BOOK_SCANS
+            kinds[doc] = sandwiches.BOOK_SCAN_KIND if book else SANDWICH
     for doc in wanted - derived:
         if doc.startswith("generated/"):
             continue
@@ -71,6 +75,8 @@ def _sources(
         found[doc], kinds[doc] = matches[0]
     for doc in wanted & SANDWICHES:
         kinds[doc] = SANDWICH
+    for doc in wanted & BOOK_SCANS:
+        kinds[doc] = sandwiches.BOOK_SCAN_KIND
     return found, kinds
 
 

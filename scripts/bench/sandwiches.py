@@ -8,6 +8,12 @@ pages of books and papers (running heads, page numbers, two columns) are rendere
 200 dpi and saved as JPEG first, as a scanner would. Facts name them ``derived/NAME.pdf``;
 ``make`` builds the ones asked for. Needs Tesseract (``scripts/setup.sh`` installs it); its
 version is part of what these pages measure.
+
+Each also comes as ``NAME-bookscan.pdf``, its layer made the way book-scanning OCR makes the
+layers archives and libraries publish (Tesseract's words and boxes, laid down otherwise):
+every word its own span in another face at its own size, fitted to the printed word's width,
+on a baseline that wobbles by a point, the spaces spans of their own, each line laid down as
+fragments in shuffled order.
 """
 
 from __future__ import annotations
@@ -31,6 +37,11 @@ SCANS = {
     "testflow-p2-scan.pdf": ("usr/share/doc/texlive-doc/latex/ieeetran/testflow_doc.pdf", 2, 200),
 }
 """Each made page: (its source's path in the corpus, page number, dpi)."""
+BOOK_SCANS = {
+    name.removesuffix("-scan.pdf") + "-bookscan.pdf": made for name, made in SCANS.items()
+}
+"""The same pages with a book scanner's layer."""
+BOOK_SCAN_KIND = "scanned, a book scanner's text layer"
 
 
 def _scan(source: Path, page: int, dpi: int, target: Path) -> None:
@@ -48,19 +59,73 @@ def _scan(source: Path, page: int, dpi: int, target: Path) -> None:
         )
 
 
+def _book_scan(source: Path, page: int, dpi: int, target: Path) -> None:
+    import random
+
+    import pymupdf
+
+    rng = random.Random(target.name)
+    with tempfile.TemporaryDirectory() as scratch, pymupdf.open(source) as doc:
+        rect = doc[page - 1].rect
+        image = Path(scratch) / "page.jpg"
+        pixmap = doc[page - 1].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+        pixmap.save(image, jpg_quality=70)
+        tsv = subprocess.run(
+            ["tesseract", str(image), "stdout", "-l", "eng", "tsv"],
+            check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+    lines: dict[tuple[str, ...], list[tuple[float, float, float, float, str]]] = {}
+    scale = 72 / dpi
+    for row in tsv.split("\n")[1:]:
+        cells = row.split("\t")
+        if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
+            continue
+        left, top, width, height = (float(v) * scale for v in cells[6:10])
+        lines.setdefault(tuple(cells[2:5]), []).append(
+            (left, top, width, height, cells[11].strip())
+        )
+    out = pymupdf.open()
+    laid = out.new_page(width=rect.width, height=rect.height)
+    laid.insert_image(laid.rect, pixmap=pixmap)
+    for words in lines.values():
+        words.sort()
+        spans = []
+        for n, (left, top, width, height, text) in enumerate(words):
+            spans.append((left, top + height, width, text))
+            if n + 1 < len(words):
+                gap = words[n + 1][0] - (left + width)
+                spans.append((left + width, top + height, max(gap, 0.5), " "))
+        cuts = (
+            sorted(rng.sample(range(1, len(spans)), min(3, len(spans) - 1)))
+            if len(spans) > 1
+            else []
+        )
+        fragments = [spans[a:b] for a, b in zip([0, *cuts], [*cuts, len(spans)], strict=True)]
+        rng.shuffle(fragments)
+        for fragment in fragments:
+            for x, baseline, width, text in fragment:
+                unit = pymupdf.get_text_length(text, fontname="helv", fontsize=1) or 1.0
+                size = min(max(width / unit, 3.0), 72.0)
+                laid.insert_text(
+                    (x, baseline - 0.15 * size + rng.uniform(-1.0, 1.0)), text,
+                    fontname="helv", fontsize=size, render_mode=3,
+                )  # fmt: skip
+    out.save(target)
+
+
 def make(names: set[str], corpus: list[Path], folder: Path) -> dict[str, Path]:
     """The derived documents ``names`` (``derived/NAME.pdf``), built in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     made = {}
     for doc in sorted(names):
         name = doc.removeprefix("derived/")
-        if name not in SCANS:
+        if name not in SCANS and name not in BOOK_SCANS:
             raise SystemExit(f"{doc}: no such derived document (sandwiches.py)")
-        path, page, dpi = SCANS[name]
+        path, page, dpi = SCANS.get(name) or BOOK_SCANS[name]
         matches = [p for p in corpus if p.as_posix().endswith("/" + path)]
         if not matches:
             raise SystemExit(f"{path}: not in the corpus (corpus.json)")
         target = folder / name
-        _scan(matches[0], page, dpi, target)
+        (_book_scan if name in BOOK_SCANS else _scan)(matches[0], page, dpi, target)
         made[doc] = target
     return made

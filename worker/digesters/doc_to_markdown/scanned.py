@@ -191,30 +191,31 @@ def _word(chars: list[tuple[dict, float]], spaced: bool) -> _Line:
     )
 
 
-def _centre_band(word: _Line) -> tuple[float, float]:
-    middle, half = (word.y0 + word.y1) / 2, word.height / 4
-    return middle - half, middle + half
+def _level(word: _Line, other: _Line) -> bool:
+    """Whether the centre bands of two words (the middle half of the taller one's height,
+    around each one's centre) overlap."""
+    half = max(word.height, other.height) / 4
+    return abs((word.y0 + word.y1) / 2 - (other.y0 + other.y1) / 2) < 2 * half
 
 
 def _printed_lines(words: list[_Line]) -> list[_Line]:
     """The printed lines, rebuilt from word boxes, top to bottom: left to right, a word joins
-    the line whose last word's centre band (the middle half of its height) overlaps its own
-    and that ends close before it (a little further after a section number, ``2   Overview``);
-    on a skewed scan the last word is the one level with the next. A gap wider than that
-    (a column's gutter) starts another line."""
+    the line whose last word stands level with it (:func:`_level`) and ends close before it,
+    by the taller one's measure (a word's size is fitted to its width, so a narrow one can be
+    tiny; a little further after a section number, ``2   Overview``). On a skewed scan the
+    last word is the one level with the next. A wider gap (a column's gutter) starts another
+    line."""
     lines: list[tuple[_Line, _Line, list[_Line]]] = []  # (the line, its last word, its words)
     for word in sorted(words, key=lambda w: (w.x0, w.y0)):
-        low, high = _centre_band(word)
         best, nearest = None, None
         for n, (_, last, _) in enumerate(lines):
-            gap = word.x0 - last.x1
+            gap, height = word.x0 - last.x1, max(word.height, last.height)
             numbered = _SECTION_NUMBER.fullmatch(last.text) is not None
-            if gap < -0.3 * word.height or gap > (4.0 if numbered else 1.25) * word.height:
+            if gap < -0.3 * height or gap > (4.0 if numbered else 1.25) * height:
                 continue
-            last_low, last_high = _centre_band(last)
-            if min(high, last_high) <= max(low, last_low):
+            if not _level(word, last):
                 continue
-            offset = abs((low + high) - (last_low + last_high))
+            offset = abs((word.y0 + word.y1) - (last.y0 + last.y1))
             if nearest is None or offset < nearest:
                 best, nearest = n, offset
         if best is None:
