@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, tidy
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, run_on_paragraphs, tidy
 from bucketdigest.worker.pagetext import plain_text
 
 
@@ -127,4 +130,29 @@ def test_chinese_and_japanese_lines_join_without_a_space_korean_words_keep_their
         "を読み込むと単位 zw を用いますので，プリアンブルに書きます。\n\n"
         "通过网络的安装程序本身非常小，它可以从网上下载\n\n"
         "셸 옵션과 위치 매개변수를 설정합니다."
+    )
+
+
+def test_a_sentence_split_at_a_column_end_is_one_paragraph_again() -> None:
+    split = (
+        "## Abstract\n\nLarge language models are trained on\n\n"
+        "![figure](images/a.png)\n\n"
+        "corpora of many kinds, and we meas-\n\nure how much each adds.\n\n"
+        "A new paragraph.\n\nanother one starts in lower case after a full stop."
+    )
+    assert run_on_paragraphs(split) == (
+        "## Abstract\n\nLarge language models are trained on\n\n"
+        "![figure](images/a.png)\n\n"
+        "corpora of many kinds, and we measure how much each adds.\n\n"
+        "A new paragraph.\n\nanother one starts in lower case after a full stop."
+    )
+
+
+@given(st.lists(st.text(alphabet="ab.,- \nAé#|", min_size=1, max_size=12), max_size=6))
+def test_joining_paragraphs_loses_no_word_and_is_done_once(blocks: list[str]) -> None:
+    text = "\n\n".join(blocks)
+    once = run_on_paragraphs(text)
+    assert run_on_paragraphs(once) == once
+    assert once.replace("-", "").split() == [] or (
+        "".join(once.replace("-", "").split()) == "".join(text.replace("-", "").split())
     )

@@ -129,7 +129,45 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _BOLD_MARK.sub(r"\1", text)
     text = _STYLED_POINT.sub(r"\2", text)
     text = _CJK_LINE_JOIN.sub("", text)
+    text = run_on_paragraphs(text)
     return "\n".join(_lines(text.split("\n")))
+
+
+_NOT_A_PARAGRAPH = re.compile(r"^(?:[#|!>*+`<\[]|-|\d+[.)]\s|\\|\$\$)")
+_RUNS_ON = re.compile(r"[^\W\d_][,;]?$|[^\W\d_]{2,}-$")
+
+
+def run_on_paragraphs(text: str) -> str:
+    """A sentence the converter split into two paragraphs at a column's end or a page's
+    furniture (the first words of an abstract above a column break) joined back: a paragraph
+    that ends without end punctuation (a word, a comma, a word broken by its hyphen) and one
+    that goes on in lower case right after it are one paragraph."""
+    blocks = text.split("\n\n")
+    joined: list[str] = []
+    for block in blocks:
+        if joined and _runs_on(joined[-1], block):
+            before = joined[-1].rstrip()
+            glue = before[:-1] if before.endswith("-") else before + " "
+            joined[-1] = glue + block.lstrip()
+        else:
+            joined.append(block)
+    return "\n\n".join(joined)
+
+
+def _runs_on(before: str, after: str) -> bool:
+    """Whether the paragraph ``after`` goes on with the sentence ``before`` left open."""
+    before, after = before.strip(), after.strip()
+    if not before or not after:
+        return False
+    last_line = before.rsplit("\n", 1)[-1]
+    return (
+        _NOT_A_PARAGRAPH.match(before) is None
+        and _NOT_A_PARAGRAPH.match(last_line) is None
+        and _NOT_A_PARAGRAPH.match(after) is None
+        and _RUNS_ON.search(last_line) is not None
+        and after[0].isalpha()
+        and after[0].islower()
+    )
 
 
 def joined_lines(lines: list[str]) -> str:
