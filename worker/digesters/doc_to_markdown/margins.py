@@ -49,9 +49,9 @@ class _Block:
     footnote: bool
 
 
-def _blocks(page: pymupdf.Page) -> list[_Block]:
+def _blocks(blocks: list[dict]) -> list[_Block]:
     found = []
-    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
+    for block in blocks:
         lines = [
             "".join(span["text"] for span in line["spans"]).strip()
             for line in block.get("lines", ())
@@ -131,7 +131,9 @@ class _Margins:
 
     def __init__(self, page: pymupdf.Page) -> None:
         self.page = page
-        self.blocks = _blocks(page)
+        text = page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]
+        self.blocks = _blocks(text)
+        self.stamps = side_stamps(text, page.rect.width)
         self.body, self.face = _body(self.blocks)
         self._rules: list[pymupdf.Rect] | None = None
 
@@ -199,12 +201,12 @@ class _Margins:
         return None
 
 
-def side_stamps(page: pymupdf.Page) -> list[str]:
+def side_stamps(blocks: list[dict], width: float) -> list[str]:
     """Lines set along a side margin, turned 90 or 270 degrees (a download stamp, a journal's
     name up the edge): never the page's own text. A turned line away from the side bands (a
     table's column head, a chart's axis) is not one."""
-    width, found = page.rect.width, []
-    for block in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
+    found = []
+    for block in blocks:
         for line in block.get("lines", ()):
             dx, dy = line["dir"]
             box = pymupdf.Rect(line["bbox"])
@@ -223,8 +225,8 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     took for running ones that read as the page's own text (its last paragraph, set like the
     body with nothing setting it apart: :meth:`_Margins.reads_as_text`) given back to the
     text."""
-    markdown = with_side_stamps(page, markdown)
     margins = _Margins(page)
+    markdown = _with_stamps(markdown, margins.stamps)
     if len(margins.blocks) < 2:
         return markdown
     lines = markdown.split("\n")
@@ -247,9 +249,8 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     return "\n".join(lines)
 
 
-def with_side_stamps(page: pymupdf.Page, markdown: str) -> str:
-    """``markdown`` with the page's side stamps out of its text, marked as running footers."""
-    stamps = side_stamps(page)
+def _with_stamps(markdown: str, stamps: list[str]) -> str:
+    """``markdown`` with the side ``stamps`` out of its text, marked as running footers."""
     if not stamps:
         return markdown
     keys = {_normalised(stamp) for stamp in stamps}

@@ -19,10 +19,7 @@ import pymupdf
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.worker.digesters.doc_to_markdown.drawn_text import drawn_text, with_drawn_text
 from bucketdigest.worker.digesters.doc_to_markdown.images import relative_images
-from bucketdigest.worker.digesters.doc_to_markdown.margins import (
-    with_running_blocks,
-    with_side_stamps,
-)
+from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import CONVERTER, ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.plain_pages import is_plain, plain_markdown
 from bucketdigest.worker.digesters.doc_to_markdown.running import marked_page
@@ -93,8 +90,7 @@ def pages_markdown(
         else set()
     )
     for n in plain:
-        markdown = with_side_stamps(doc[n], plain_markdown(doc[n]))
-        made[n] = engine_mark(FAST) + relative_images(markdown, image_dir)
+        made[n] = engine_mark(FAST) + relative_images(plain_markdown(doc[n]), image_dir)
     rest = [n for n in rest if n not in plain]
     if rest:
         chunks = pymupdf4llm.to_markdown(
