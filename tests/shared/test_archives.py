@@ -84,6 +84,7 @@ def test_no_member_name_reaches_outside_its_folder(tmp_path: Path, name: str) ->
     assert ".." not in check_member_name(name).parts
 
 
+@pytest.mark.filterwarnings("ignore:Duplicate name")
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(member_names, min_size=1, max_size=4, unique=True))
 def test_extracting_any_archive_writes_only_inside_its_folder(

@@ -77,8 +77,6 @@ class _Line:
     x1: float
     y1: float
     size: float
-    spaced: bool = False
-    """Of a word: the layer sets a space before it."""
 
     @property
     def height(self) -> float:
@@ -154,89 +152,69 @@ def _flags(page: pymupdf.Page) -> int:
     return pymupdf.TEXTFLAGS_TEXT
 
 
-def _words(page: pymupdf.Page) -> list[_Line]:
-    """The layer's words, each with its box and its own size: book-scanning OCR lays every
-    word down as a span of its own, its size fitted to the printed word's width, so neither
-    MuPDF's lines nor its spans are the printed lines. A word ends at a space (a span of its
-    own, often), not at a span's end (a bold letter inside a word)."""
-    words = []
-    for block in page.get_text("rawdict", flags=_flags(page))["blocks"]:
+def _fragments(page: pymupdf.Page) -> list[_Line]:
+    """The layer's horizontal lines as MuPDF groups them: a whole printed line for most OCR
+    layers (Tesseract's renderer), a fragment of one, in no particular order, for the layers
+    book-scanning OCR makes (every word a span of its own, at its own size fitted to the
+    printed word's width, on a wobbling baseline): :func:`_printed_lines` puts them together."""
+    found = []
+    for block in page.get_text("dict", flags=_flags(page))["blocks"]:
         for line in block.get("lines", ()):
             if abs(line["dir"][1]) > MAX_SKEW:
                 continue
-            chars = [(char, span["size"]) for span in line["spans"] for char in span["chars"]]
-            word: list[tuple[dict, float]] = []
-            spaced = False
-            for char, size in [*chars, ({"c": " "}, 0.0)]:
-                if char["c"].strip():
-                    word.append((char, size))
-                    continue
-                if word:
-                    words.append(_word(word, spaced))
-                    word = []
-                spaced = True
-    return words
+            text = " ".join("".join(s["text"] for s in line["spans"]).split())
+            if not text:
+                continue
+            spans = [s for s in line["spans"] if s["text"].strip()]
+            # the words' own boxes: a space span (or MuPDF's) may stand taller than any word
+            y0 = statistics.median(s["bbox"][1] for s in spans)
+            y1 = statistics.median(s["bbox"][3] for s in spans)
+            x0, x1 = min(s["bbox"][0] for s in spans), max(s["bbox"][2] for s in spans)
+            size = statistics.median(s["size"] for s in spans)
+            found.append(_Line(text, x0, y0, x1, y1, size))
+    return found
 
 
-def _word(chars: list[tuple[dict, float]], spaced: bool) -> _Line:
-    boxes = [char["bbox"] for char, _ in chars]
-    return _Line(
-        "".join(char["c"] for char, _ in chars),
-        boxes[0][0],
-        min(box[1] for box in boxes),
-        boxes[-1][2],
-        max(box[3] for box in boxes),
-        chars[0][1],
-        spaced,
-    )
+def _level(one: _Line, other: _Line) -> bool:
+    """Whether two fragments stand level: their centres closer than half the taller one's
+    height (a fragment's size is fitted to its width, so a narrow word can be tiny)."""
+    return abs((one.y0 + one.y1) - (other.y0 + other.y1)) / 2 < max(one.height, other.height) / 2
 
 
-def _level(word: _Line, other: _Line) -> bool:
-    """Whether the centre bands of two words (the middle half of the taller one's height,
-    around each one's centre) overlap."""
-    half = max(word.height, other.height) / 4
-    return abs((word.y0 + word.y1) / 2 - (other.y0 + other.y1) / 2) < 2 * half
-
-
-def _printed_lines(words: list[_Line]) -> list[_Line]:
-    """The printed lines, rebuilt from word boxes, top to bottom: left to right, a word joins
-    the line whose last word stands level with it (:func:`_level`) and ends close before it,
-    by the taller one's measure (a word's size is fitted to its width, so a narrow one can be
-    tiny; a little further after a section number, ``2   Overview``). On a skewed scan the
-    last word is the one level with the next. A wider gap (a column's gutter) starts another
-    line."""
-    lines: list[tuple[_Line, _Line, list[_Line]]] = []  # (the line, its last word, its words)
-    for word in sorted(words, key=lambda w: (w.x0, w.y0)):
-        best, nearest = None, None
-        for n, (_, last, _) in enumerate(lines):
-            gap, height = word.x0 - last.x1, max(word.height, last.height)
+def _printed_lines(fragments: list[_Line]) -> list[_Line]:
+    """The printed lines, put together from the layer's fragments, top to bottom. Left to
+    right, a fragment joins the line whose last fragment stands level with it (:func:`_level`)
+    and ends close before it, by the taller one's measure (a little further after a section
+    number, ``2   Overview``); on a skewed scan the last fragment is the one level with the
+    next. A wider gap (a column's gutter) starts another line. A line's height and size are
+    its fragments' middle ones, so wobbling baselines cancel out."""
+    lines: list[tuple[_Line, list[_Line]]] = []  # (the line, its fragments left to right)
+    for fragment in sorted(fragments, key=lambda f: (f.x0, f.y0)):
+        best, nearest = None, 0.0
+        for n, (_, taken) in enumerate(lines):
+            last = taken[-1]
+            gap, height = fragment.x0 - last.x1, max(fragment.height, last.height)
             numbered = _SECTION_NUMBER.fullmatch(last.text) is not None
             if gap < -0.3 * height or gap > (4.0 if numbered else 1.25) * height:
                 continue
-            if not _level(word, last):
-                continue
-            offset = abs((word.y0 + word.y1) - (last.y0 + last.y1))
-            if nearest is None or offset < nearest:
+            offset = abs((fragment.y0 + fragment.y1) - (last.y0 + last.y1))
+            if _level(fragment, last) and (best is None or offset < nearest):
                 best, nearest = n, offset
         if best is None:
-            copy = _Line(word.text, word.x0, word.y0, word.x1, word.y1, word.size)
-            lines.append((copy, word, [word]))
+            copy = _Line(fragment.text, fragment.x0, fragment.y0, fragment.x1, fragment.y1, 0.0)
+            lines.append((copy, [fragment]))
             continue
-        whole, last, taken = lines[best]
-        touching = word.x0 - last.x1 < 0.1 * min(word.height, last.height)
-        joint = "" if touching and not word.spaced else " "
-        whole.text += joint + word.text
-        whole.x1 = max(whole.x1, word.x1)
-        taken.append(word)
-        lines[best] = (whole, word, taken)
-    found = []
-    for whole, _, taken in lines:  # the middle word's measures: wobbling baselines cancel out
-        whole.y0 = statistics.median(w.y0 for w in taken)
-        whole.y1 = statistics.median(w.y1 for w in taken)
-        whole.size = statistics.median(w.size for w in taken)
-        found.append(whole)
-    found.sort(key=lambda line: (line.y0 + line.y1) / 2)
-    return found
+        whole, taken = lines[best]
+        last = taken[-1]
+        touching = fragment.x0 - last.x1 < 0.1 * min(fragment.height, last.height)
+        whole.text += ("" if touching else " ") + fragment.text
+        whole.x1 = max(whole.x1, fragment.x1)
+        taken.append(fragment)
+    for whole, taken in lines:
+        whole.y0 = statistics.median(f.y0 for f in taken)
+        whole.y1 = statistics.median(f.y1 for f in taken)
+        whole.size = statistics.median(f.size for f in taken)
+    return sorted((whole for whole, _ in lines), key=lambda line: (line.y0 + line.y1) / 2)
 
 
 def _rows(lines: list[_Line]) -> list[list[_Line]]:
@@ -434,7 +412,7 @@ def scan_markdown(
         scale = min(dpi / 72, (MAX_IMAGE_PIXELS / max(page.rect.get_area(), 1.0)) ** 0.5)
         page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
         link = f"![page {page.number + 1}]({image_dir / name})"
-    lines = _printed_lines(_words(page))
+    lines = _printed_lines(_fragments(page))
     if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
         return link + "\n", False
     if not lines:
