@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -54,6 +54,26 @@ from tests.clocks import MovableClock
 SECRET = "whsec_" + base64.b64encode(b"a shared secret of 32 bytes here").decode()
 
 
+OnPost = Callable[[BaseHTTPRequestHandler, dict[str, str], bytes], None]
+
+
+def _endpoint(on_post: OnPost) -> tuple[ThreadingHTTPServer, str]:
+    """A local HTTP endpoint calling ``on_post`` with each POST's headers (lower case) and
+    body; the server and its URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["content-length"]))
+            on_post(self, {k.lower(): v for k, v in self.headers.items()}, body)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/hooks"
+
+
 class Receiver:
     """A local endpoint that answers 500 to the first delivery of every other event and
     drops the connection on the first delivery of another, keeping what it accepted."""
@@ -62,34 +82,24 @@ class Receiver:
         self.accepted: list[tuple[dict[str, str], bytes]] = []
         self.tries: Counter[str] = Counter()
         self.lock = threading.Lock()
-        receiver = self
+        self.server, self.url = _endpoint(self._post)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                event_id = self.headers["webhook-id"]
-                with receiver.lock:
-                    receiver.tries[event_id] += 1
-                    first = receiver.tries[event_id] == 1
-                    refuse = first and int(event_id, 16) % 2 == 0
-                    drop = first and not refuse and len(receiver.tries) == 2
-                if drop:
-                    self.close_connection = True
-                    self.connection.close()
-                    return
-                if not refuse:  # kept before it answers: the sender moves on at the answer
-                    with receiver.lock:
-                        headers = {k.lower(): v for k, v in self.headers.items()}
-                        receiver.accepted.append((headers, body))
-                self.send_response(500 if refuse else 204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _post(self, request: BaseHTTPRequestHandler, headers: dict[str, str], body: bytes) -> None:
+        event_id = headers["webhook-id"]
+        with self.lock:
+            self.tries[event_id] += 1
+            first = self.tries[event_id] == 1
+            refuse = first and int(event_id, 16) % 2 == 0
+            drop = first and not refuse and len(self.tries) == 2
+        if drop:
+            request.close_connection = True
+            request.connection.close()
+            return
+        if not refuse:  # kept before it answers: the sender moves on at the answer
+            with self.lock:
+                self.accepted.append((headers, body))
+        request.send_response(500 if refuse else 204)
+        request.end_headers()
 
     def events(self) -> dict[str, list[dict]]:
         """What was accepted, by event id, each body checked against its signature."""
@@ -194,21 +204,12 @@ class Collector:
 
     def __init__(self) -> None:
         self.got: list[tuple[dict[str, str], bytes]] = []
-        collector = self
+        self.server, self.url = _endpoint(self._post)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                collector.got.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hooks"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    def _post(self, request: BaseHTTPRequestHandler, headers: dict[str, str], body: bytes) -> None:
+        self.got.append((headers, body))
+        request.send_response(204)
+        request.end_headers()
 
 
 @pytest.fixture
