@@ -128,7 +128,7 @@ class RunProgress:
             rate=f"{pages / elapsed:.1f}",
         )
         if result.outcome in (Outcome.FAILED, Outcome.RETRYING):
-            reason = result.error.splitlines()[0] if result.error else ""
+            reason = result.error.split("\n")[0] if result.error else ""
             self._progress.console.print(
                 f"[red]{result.outcome.value}[/red] {result.name}: {reason}"
             )
@@ -214,7 +214,7 @@ def status_view(seen: Overview) -> Group:
                 "Recent failures",
                 ("document", "hash", "attempt", "failed at", "error"),
                 [
-                    (f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.splitlines()[0])
+                    (f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.split("\n")[0])
                     for f in status.failures
                 ],
             )
@@ -291,7 +291,8 @@ def run_summary(console: Console, report: RunReport) -> None:
     for digest, reason in sorted(report.index.skipped.items()):
         console.print(f"[yellow]not searchable[/yellow] {digest[:12]}: {reason}")
     for name, reason in sorted(outcome.failed.items()):
-        console.print(f"[red]failed[/red] {name}: {reason.splitlines()[0]}")
+        first_line = reason.split("\n")[0]
+        console.print(f"[red]failed[/red] {name}: {first_line}")
 
 
 def digesters_table(rows: list[dict[str, Any]]) -> Table:

@@ -323,8 +323,9 @@ class Searcher:
             ranked, candidates = self._ranked(table, request, fetch, light)
         except (ValueError, OSError) as exc:
             if any(sign in str(exc) for sign in _MISSING_FILE):
+                first_line = str(exc).split("\n")[0][:200]
                 raise IndexDamaged(
-                    f"the index lacks one of its files ({str(exc).splitlines()[0][:200]}): "
+                    f"the index lacks one of its files ({first_line}): "
                     f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
                 ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc

@@ -131,7 +131,9 @@ def _bare_pair(files: list[Path], root: Path, model_threads: int | None = None) 
         out = Path(tempfile.mkdtemp(dir=root))
         command = [CLI[0], "-c", BARE_LOOP, str(out), *map(str, share)]
         loops.append(subprocess.Popen(command, stdout=subprocess.PIPE, env=env, text=True))
-    done = [line.split("\t") for loop in loops for line in loop.communicate()[0].splitlines()]
+    done = [
+        line.split("\t") for loop in loops for line in loop.communicate()[0].split("\n") if line
+    ]
     seconds = time.perf_counter() - started
     slowest = max((float(took), Path(name)) for took, _, name in done)
     return BareRun(seconds, sum(int(pages) for _, pages, _ in done), slowest)

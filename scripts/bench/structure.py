@@ -26,6 +26,7 @@ import pymupdf
 from common import CLI, table
 from corpus import fetch, page_count
 
+from bucketdigest.shared.archives import extract
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE
 from bucketdigest.worker.document_blocks import (
     document_structure,
@@ -70,7 +71,7 @@ def run(quick: bool) -> str:
                 raw = opened.read(DOCUMENT_STRUCTURE)
                 structure = json.loads(raw)
                 tree = root / "tree" / archive.stem
-                opened.extractall(tree)
+                extract(opened, tree)
             source = next((sources[n.rsplit("/", 1)[-1]] for n in info.get("names", [])
                            if n.rsplit("/", 1)[-1] in sources), None)  # fmt: skip
             if source is None:
