@@ -321,8 +321,9 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
     held = None
     for target in targets:
         held = _check_scope(store, token, op, target, request.claim)
+    written = _bytes(request) if op in ("put", "put_if_absent", "put_if_match") else b""
     if held is not None and op in ("put", "put_if_absent", "put_if_match"):
-        _vet_write(store, held, op, key, _bytes(request))
+        _vet_write(store, held, op, key, written)
     if op == "delete" and key.startswith(keys.QUEUE_PREFIX) and request.etag is None:
         raise HTTPException(422, "a claim is dropped only at the version held (etag)")
     answer: dict[str, Any] = {"now": format_time(store.now())}
@@ -343,13 +344,13 @@ def operate(request: OpRequest, broker: BrokerDep, token: TokenDep) -> dict[str,
         listed = store.list(key, request.start_after, request.limit)
         answer["items"] = [_info(info) for info in listed]
     elif op == "put":
-        answer["etag"] = store.put(key, _bytes(request))
+        answer["etag"] = store.put(key, written)
     elif op == "put_if_absent":
-        answer["etag"] = store.put_if_absent(key, _bytes(request))
+        answer["etag"] = store.put_if_absent(key, written)
     elif op == "put_if_match":
         if request.etag is None:
             raise HTTPException(422, "put_if_match needs etag")
-        answer["etag"] = store.put_if_match(key, _bytes(request), request.etag)
+        answer["etag"] = store.put_if_match(key, written, request.etag)
     elif op == "delete":
         ended = held is not None and key == keys.queue_key(
             QueueState.PROCESSING, held.ticket.digest

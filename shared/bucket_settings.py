@@ -114,10 +114,9 @@ class EventSecrets(JsonRecord):
 
     def signing(self, now: datetime) -> tuple[str, ...]:
         """The secrets that sign an event sent at ``now``, the current one first."""
-        keep = self.previous is not None and self.previous_until is not None
-        return (
-            (self.current, self.previous) if keep and now < self.previous_until else (self.current,)
-        )  # type: ignore[return-value]
+        if self.previous is None or self.previous_until is None or now >= self.previous_until:
+            return (self.current,)
+        return (self.current, self.previous)
 
 
 def webhooks(store: Store, settings: BucketSettings) -> Webhooks:
@@ -129,7 +128,8 @@ def webhooks(store: Store, settings: BucketSettings) -> Webhooks:
     try:
         secrets = EventSecrets.from_json(store.get(keys.EVENTS_SECRET_KEY).data)
     except NotFound:
-        return Webhooks(settings.events, (settings.events_secret,) if legacy else ())  # type: ignore[arg-type]
+        plain = settings.events_secret if legacy else None
+        return Webhooks(settings.events, (plain,) if plain else ())
     except CorruptRecord as exc:
         raise ConfigError(
             f"{keys.EVENTS_SECRET_KEY} is damaged ({exc}): set the secret again"
