@@ -49,11 +49,18 @@ def test_json_logs_are_one_object_a_line_with_worker_hash_and_attempt(
     assert all(json.loads(line)["level"] for line in monitor.stderr.splitlines())
 
 
-def _read_until(fd: int, counts: list[str], timeout: float) -> str:
-    """Read the terminal until the counts table shows ``counts`` (or ``timeout``)."""
+def _read_until(fd: int, counts: list[str], timeout: float, also: str = "") -> str:
+    """Read the terminal until it shows ``counts`` in the table and ``also`` after it.
+
+    A frame arrives in pieces: stopping at the table's row could cut the lines below it.
+    """
     screen = ""
     deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0 and counts not in _counts(screen):
+
+    def drawn() -> bool:
+        return counts in _counts(screen) and also in screen
+
+    while (left := deadline - time.monotonic()) > 0 and not drawn():
         ready, _, _ = select.select([fd], [], [], left)
         if ready:
             try:
@@ -88,7 +95,7 @@ def test_status_watch_refreshes_in_a_terminal_and_leaves_on_ctrl_c(
     )
     os.close(follower)
     try:
-        first = _read_until(leader, ["3", "0", "0", "0"], 30)
+        first = _read_until(leader, ["3", "0", "0", "0"], 30, also="time left at that rate")
         assert "Documents by state" in first
         assert "time left at that rate" in first
         # three documents queued, none done yet
