@@ -61,3 +61,50 @@ def test_auto_shows_the_page_image_only_to_pages_with_drawings(
 def test_an_unknown_feature_set_is_refused() -> None:
     with pytest.raises(ValueError, match="layout features must be one of"):
         ConverterOptions(layout_features="pixels")
+
+
+def _banded(path: Path, figure: bool) -> Path:
+    """Two columns, a full-width band (a caption under a drawn figure, or a paragraph), then
+    two columns again: the layout of a paper's page with a wide figure."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    page.insert_text((170, 60), "A Study of Layered Bands", fontsize=18, fontname="hebo")
+
+    def column(rect: tuple[int, int, int, int], label: str, sentences: int) -> None:
+        text = " ".join(
+            f"{label} sentence {i} is about the matter at hand." for i in range(sentences)
+        )
+        assert page.insert_textbox(pymupdf.Rect(*rect), text, fontsize=9, fontname="tiro") >= 0
+
+    column((50, 80, 300, 330), "Alpha", 13)
+    page.insert_text((312, 92), "2 Methods", fontsize=12, fontname="tibo")
+    column((312, 102, 562, 330), "Bravo", 9)
+    if figure:
+        page.draw_rect(pymupdf.Rect(50, 340, 562, 420), color=(0, 0, 0), fill=(0.8, 0.8, 0.9))
+    wide = "Charlie wide band runs across the whole width of the page, under both columns. " * 2
+    assert page.insert_textbox(pymupdf.Rect(50, 425, 562, 460), wide, fontsize=9) >= 0
+    column((50, 470, 300, 740), "Delta", 14)
+    column((312, 470, 562, 740), "Echo", 11)
+    doc.save(path)
+    return path
+
+
+@pytest.mark.parametrize("figure", [False, True], ids=["text only", "with a figure"])
+def test_columns_that_change_within_a_page_read_band_by_band(tmp_path: Path, figure: bool) -> None:
+    source = _banded(tmp_path / "banded.pdf", figure)
+    page = convert(source, "pdf", tmp_path / "out", ConverterOptions()).pages[0]
+    marks = [
+        "Layered Bands",
+        "Alpha sentence 0",
+        "Alpha sentence 12",
+        "2 Methods",
+        "Bravo sentence 0",
+        "Bravo sentence 8",
+        "Charlie wide",
+        "Delta sentence 0",
+        "Delta sentence 13",
+        "Echo sentence 0",
+        "Echo sentence 10",
+    ]
+    assert [page.find(mark) for mark in marks] == sorted(page.find(mark) for mark in marks)
+    assert -1 not in [page.find(mark) for mark in marks]
