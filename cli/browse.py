@@ -120,17 +120,17 @@ def ls_command(
     "-o",
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="Folder to unpack the result into.",
+    help="Folder to unpack the result into [default: a folder here named after the file: "
+    "./core for rules/core.pdf].",
 )
 @library_errors
-def get(path_or_hash: str, store: StoreSettings, output: Path) -> None:
+def get(path_or_hash: str, store: StoreSettings, output: Path | None) -> None:
     """Download a document's result (by hash or ingested path) and unpack it.
 
     Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
     """
-    digest, members = Bucket(store, check_writes=False).get(path_or_hash, output)
-    click.echo(f"{digest}: {len(members)} files in {output}")
+    digest, folder, members = Bucket(store, check_writes=False).get(path_or_hash, output)
+    click.echo(f"{digest}: {len(members)} files in {folder}")
 
 
 @cli.command()

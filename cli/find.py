@@ -52,7 +52,8 @@ def index(store: StoreSettings, rebuild: bool, wait: float) -> None:
     type=click.Choice([m.value for m in Mode]),
     default=Mode.HYBRID.value,
     show_default=True,
-    help="keyword (BM25), semantic (meaning) or hybrid (both, fused by rank).",
+    help="keyword (BM25 on words and headings), semantic (meaning) or hybrid: every "
+    "candidate of both scored by both measures, words leading when a passage holds them all.",
 )
 @click.option(
     "--limit", type=click.IntRange(1, 1000), default=10, show_default=True, help="Hits to show."

@@ -49,11 +49,22 @@ def _log_format_option(*, expose: bool) -> click.Option:
     )
 
 
+READING_COMMANDS = frozenset({"status", "ls", "get", "search", "mcp"})
+"""Commands that only read the bucket: how claims are written is not theirs to show."""
+WRITING_OPTIONS = frozenset({"claims", "claim_settle"})
+
+
 class RoleGroup(click.Group):
-    """Every command also takes ``--log-format`` after its name."""
+    """Every command also takes ``--log-format`` after its name; a command that only reads
+    does not list the options of writing (it still accepts them, as a shared script gives
+    them to every command)."""
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         cmd.params.append(_log_format_option(expose=False))
+        if (name or cmd.name) in READING_COMMANDS:
+            for param in cmd.params:
+                if isinstance(param, click.Option) and param.name in WRITING_OPTIONS:
+                    param.hidden = True
         super().add_command(cmd, name)
 
 

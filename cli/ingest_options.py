@@ -19,7 +19,7 @@ from bucketdigest.shared.keys import Priority
 
 
 def _ingest(
-    ext: str,
+    ext: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     ref: str,
@@ -35,7 +35,7 @@ def _ingest(
     retry_errors_after: timedelta,
 ) -> IngestSettings:
     try:
-        exts = expand_extensions(ext.split(","))
+        exts = expand_extensions([part for given in ext or ("pdf",) for part in given.split(",")])
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--ext") from exc
     crawl = CrawlSettings(
@@ -60,11 +60,11 @@ ingest_options = option_group(
     _ingest,
     click.option(
         "--ext",
-        default="pdf",
-        show_default=True,
-        help="Comma-separated extensions or groups to take: documents (pdf, epub, xps, cbz...), "
-        "text (md, txt), images (png, jpg, tiff), web (html, htm), office (docx, pptx, xlsx), "
-        "notebooks (note), links (url, webloc), all. A site crawl takes HTML pages and these.",
+        multiple=True,
+        help="Extensions or groups to take, comma-separated or repeated [default: pdf]: "
+        "documents (pdf, epub, xps, cbz...), text (md, txt), images (png, jpg, tiff), web (html, "
+        "htm), office (docx, pptx, xlsx), notebooks (note), links (url, webloc), all. A site "
+        "crawl takes HTML pages and these.",
     ),
     click.option(
         "--include",

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from bucketdigest.runner.bucket import Bucket
+from bucketdigest.shared.naming import display_name
 from bucketdigest.shared.queue import DocState
 
 
@@ -31,6 +32,7 @@ def done_chunks(bucket: Bucket, path: str | None = None) -> Iterator[tuple[Any, 
 def chunk_metadata(entry: Any, chunk: dict[str, Any], names: list[str]) -> dict[str, Any]:
     return {
         "hash": entry.digest,
+        "title": display_name(names, entry.digest),
         "names": names,
         "source": entry.path,
         "page": chunk.get("page"),

@@ -160,6 +160,11 @@ def resolve(store: Store, path_or_hash: str, entries: list[CatalogEntry] | None 
         if entry.path == path_or_hash or entry.path.endswith("/" + path_or_hash)
     }
     if not matches:
+        if keys.short_hash_prefix(path_or_hash):
+            raise BucketdigestError(
+                f"{path_or_hash}: no registered file has this path, and a hash's start must "
+                f"be {keys.HASH_PREFIX_LENGTH} hex digits or more to name a document"
+            )
         named = "no document's hash starts so, and " if keys.hash_prefix(path_or_hash) else ""
         raise BucketdigestError(f"{path_or_hash}: {named}no registered file has this path")
     if len(matches) > 1:

@@ -336,8 +336,9 @@ class Bucket:
         """The hash of the document at an ingested path (exact, or a unique suffix)."""
         return find_digest(self.store_settings, path_or_hash, self.store)
 
-    def get(self, path_or_hash: str, dest: Path) -> tuple[str, list[str]]:
-        """Unpack a done document's result into ``dest``; its hash and the members written."""
+    def get(self, path_or_hash: str, dest: Path | None = None) -> tuple[str, Path, list[str]]:
+        """Unpack a done document's result into ``dest`` (default: a folder in the current
+        one named after its file); its hash, the folder and the members written."""
         return get_result(self.store_settings, path_or_hash, dest, self.store)
 
     def result(self, path_or_hash: str) -> ResultZip:

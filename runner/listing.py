@@ -4,7 +4,7 @@ it holds, the registry for the rest; without a usable index, the registry alone.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from bucketdigest.monitor.catalog import (
     CatalogEntry,
@@ -13,6 +13,7 @@ from bucketdigest.monitor.catalog import (
     document_hash,
     fetch_result,
     resolve,
+    sources_of,
     with_revisions,
 )
 from bucketdigest.search.catalog import indexed_locations
@@ -20,6 +21,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import SearchIndexError
 from bucketdigest.shared.manifests import read_manifests
+from bucketdigest.shared.naming import display_name
 from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
@@ -60,11 +62,20 @@ def find_digest(settings: StoreSettings, path_or_hash: str, store: Store | None 
     return resolve(store, path_or_hash, list_files(settings, store=store))
 
 
+def default_destination(store: Store, digest: str) -> Path:
+    """Where ``get`` unpacks a result when not told: a folder in the current one named after
+    the document's file name (``rules/core.pdf`` → ``./core``)."""
+    names = [record.path for record in sources_of(store, digest)]
+    return Path(PurePosixPath(display_name(names, digest)).stem or digest[:12])
+
+
 def get_result(
-    settings: StoreSettings, path_or_hash: str, dest: Path, store: Store | None = None
-) -> tuple[str, list[str]]:
-    """Find a document by hash or ingested path and unpack its result into ``dest``; returns
-    its digest and the members written (``bucketdigest get``). The store is opened once."""
+    settings: StoreSettings, path_or_hash: str, dest: Path | None, store: Store | None = None
+) -> tuple[str, Path, list[str]]:
+    """Find a document by hash or ingested path and unpack its result into ``dest`` (None:
+    :func:`default_destination`); returns its digest, the folder and the members written
+    (``bucketdigest get``). The store is opened once."""
     store = store or open_store(settings, self_test=False)
     digest = find_digest(settings, path_or_hash, store)
-    return digest, fetch_result(store, digest, dest)
+    dest = dest if dest is not None else default_destination(store, digest)
+    return digest, dest, fetch_result(store, digest, dest)

@@ -28,6 +28,7 @@ from bucketdigest.search.terms import index_terms, near_duplicates
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery
+from bucketdigest.shared.naming import display_name
 
 OVERFETCH = 10
 NPROBES = 20
@@ -84,7 +85,7 @@ HYBRID_CANDIDATES = 3
 _OFFSET = "_rowoffset"
 """A row's place in its table: a search ranks offsets and reads the columns of the hits it
 shows only (reading every candidate's text cost half a hybrid search's time)."""
-_COLUMNS = ("digest", "title", "names", "sources", "file_type", "tags", "text")
+_COLUMNS = ("digest", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
 _PICKING = ("digest", "fingerprint")
@@ -347,7 +348,7 @@ class Searcher:
                 Hit(
                     digest=row["digest"],
                     score=float(pick.score),
-                    title=row["title"],
+                    title=display_name(row["names"] or (), row["digest"]),
                     names=tuple(row["names"] or ()),
                     sources=tuple(row["sources"] or ()),
                     file_type=row["file_type"],

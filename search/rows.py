@@ -18,6 +18,7 @@ import numpy as np
 from bucketdigest.search.terms import fingerprints, index_terms, matched_text
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.jsonlines import loads_lines
+from bucketdigest.shared.naming import display_name, own_title
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, SUMMARY, TAGS, ResultZip
 
@@ -31,13 +32,6 @@ class DocumentRows:
     """Columns of the chunks table (vectors as one float32 array, row per chunk)."""
     vectors: np.ndarray
     document: dict[str, Any]
-
-
-def _title(info: dict[str, Any], names: list[str], digest: str) -> str:
-    title = str((info.get("metadata") or {}).get("title") or "").strip()
-    if title:
-        return title
-    return Path(names[0]).stem if names else digest[:12]
 
 
 def _vectors(result: ResultZip, chunks: list[dict[str, Any]]) -> np.ndarray:
@@ -74,7 +68,8 @@ def rows_from_result(
     locations = "".join(f"{o.source}\t{o.path}\n" for o in origins) or "".join(
         f"\t{name}\n" for name in names
     )
-    title = _title(info, names, digest)
+    title = display_name(names, digest)
+    own = own_title(info.get("metadata"), names)
     file_type = str(info.get("ext", ""))
     count = len(chunks)
     texts = [c["text"] for c in chunks]
@@ -102,7 +97,7 @@ def rows_from_result(
     }
 
     # and the document's own row: its words, and the mean of its chunks' vectors
-    text = "\n".join([title, *names, ", ".join(tags), summary])
+    text = "\n".join([title, *([own] if own else []), *names, ", ".join(tags), summary])
     if count:
         mean = vectors.mean(axis=0)
         vector = mean / max(float(np.linalg.norm(mean)), 1e-12)

@@ -1,12 +1,13 @@
 """Who may read (``serve --require-token``): a private library stays private.
 
-Every route but the health check (and ``/metrics`` unless ``--public-metrics``) asks for a
-token whose scopes include ``read`` (``bucketdigest tokens add NAME --scope read``; ``write``
-and ``upload`` include it), or the server's own write token. A client presents it as a bearer
-token (``Authorization: Bearer ...``), as ``X-Api-Key`` (what the conversion services' clients
-send), or, in a browser, as the session cookie the sign-in form sets. Each request checks the
-token against the bucket (one GET), so a revoked token is refused at once. The broker's routes
-have their own check (work tokens) and the sign-in form is open, or nobody could sign in.
+Every route but the health check and the icon (and ``/metrics`` unless ``--public-metrics``)
+asks for a token whose scopes include ``read`` (``bucketdigest tokens add NAME --scope
+read``; ``write`` and ``upload`` include it), or the server's own write token. A client
+presents it as a bearer token (``Authorization: Bearer ...``), as ``X-Api-Key`` (what the
+conversion services' clients send), or, in a browser, as the session cookie the sign-in form
+sets. Each request checks the token against the bucket (one GET), so a revoked token is refused
+at once. The broker's routes have their own check (work tokens) and the sign-in form is open,
+or nobody could sign in.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from bucketdigest.shared.tokens import verify_token
 
 COOKIE = "bucketdigest_token"
 SIGN_IN = "/signin"
-OPEN_PATHS = frozenset({"/api/healthz", SIGN_IN})
+OPEN_PATHS = frozenset({"/api/healthz", SIGN_IN, "/favicon.ico", "/favicon.svg"})
 OPEN_PREFIXES = ("/broker/",)
 
 router = APIRouter(include_in_schema=False)

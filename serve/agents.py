@@ -35,6 +35,12 @@ from bucketdigest.search.request import (
 from bucketdigest.serve import privacy
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.serve.documents import checked_hash, read_page
+from bucketdigest.serve.page_images import (
+    MAX_PAGE_IMAGE_PIXELS,
+    MIN_PAGE_IMAGE_PIXELS,
+    PAGE_IMAGE_PIXELS,
+)
+from bucketdigest.serve.reasons import argument_problems
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.result import DOCUMENT
@@ -101,15 +107,33 @@ def _answering(tool: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _strict(tool: Tool) -> Tool:
-    """``tool`` refusing arguments it does not take (its schema says so too)."""
+    """``tool`` refusing arguments it does not take (its schema says so too), and telling a
+    bad argument's reason in the API's words."""
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool
+    from pydantic import ValidationError
+
     base = tool.fn_metadata.arg_model
 
     class StrictArguments(base):  # type: ignore[valid-type, misc]
         model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
+    class ReasonedTool(Tool):
+        async def run(self, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await super().run(*args, **kwargs)
+            except ToolError as exc:
+                if not isinstance(exc.__cause__, ValidationError):
+                    raise
+                reasons = argument_problems(exc.__cause__.errors())
+                raise ToolError(f"Error executing tool {self.name}: {reasons}") from exc.__cause__
+
     metadata = tool.fn_metadata.model_copy(update={"arg_model": StrictArguments})
     parameters = {**tool.parameters, "additionalProperties": False}
-    return tool.model_copy(update={"fn_metadata": metadata, "parameters": parameters})
+    fields = {name: getattr(tool, name) for name in type(tool).model_fields}
+    return ReasonedTool.model_construct(
+        **{**fields, "fn_metadata": metadata, "parameters": parameters}
+    )
 
 
 def build_agent_server(backend: Backend) -> MCPServer:
@@ -176,6 +200,7 @@ def build_agent_server(backend: Backend) -> MCPServer:
         return {
             "digest": view.digest,
             "title": view.title,
+            "own_title": view.own_title,
             "names": list(view.names),
             "state": data["state"],
             "pages": view.page_count,
@@ -210,11 +235,21 @@ def build_agent_server(backend: Backend) -> MCPServer:
             "cite": _cite(view.names, view.title, page),
         }
 
-    def get_page_image(document: Document, page: Annotated[int, Field(ge=1)]) -> Any:
-        """Page ``page`` (1-based) of a paged document (PDF, e-book) as a PNG image, to look at
+    def get_page_image(
+        document: Document,
+        page: Annotated[int, Field(ge=1)],
+        size: Annotated[
+            int, Field(ge=MIN_PAGE_IMAGE_PIXELS, le=MAX_PAGE_IMAGE_PIXELS)
+        ] = PAGE_IMAGE_PIXELS,
+    ) -> Any:
+        """Page ``page`` (1-based) of a paged document (PDF, e-book) as an image, to look at
         what the text alone does not say (a figure, a table's layout, where a passage stands:
-        search hits give their ``regions`` on the page in PDF points, origin top-left)."""
-        return Image(data=backend.page_image(digest_of(document), page), format="png")
+        search hits give their ``regions`` on the page in PDF points, origin top-left).
+        ``size``: pixels on the long side (default 1000: an A4 page is 707 by 1000 pixels,
+        usually 100 to 300 KB, as PNG or JPEG, whichever is smaller); ask more to read small
+        print."""
+        image = backend.page_image(digest_of(document), page, size)
+        return Image(data=image.data, format=image.format)
 
     def list_documents(
         path: str | None = None,

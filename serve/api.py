@@ -24,6 +24,11 @@ from bucketdigest.search.request import (
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import DocumentView, checked_hash, read_page
 from bucketdigest.serve.html import files_url, served_markdown
+from bucketdigest.serve.page_images import (
+    MAX_PAGE_IMAGE_PIXELS,
+    MIN_PAGE_IMAGE_PIXELS,
+    PAGE_IMAGE_PIXELS,
+)
 from bucketdigest.shared import keys
 from bucketdigest.shared.errors import DamagedResult
 from bucketdigest.shared.result import DOCUMENT, THUMBNAIL
@@ -129,10 +134,23 @@ def thumbnail(backend: BackendDep, digest: str) -> Response:
 
 @router.get(
     "/documents/{digest}/pages/{page}/image",
-    summary="A page of the document as a PNG, rendered from its source",
+    summary="A page of the document as an image (PNG or JPEG, the smaller), from its source",
 )
-def page_image(backend: BackendDep, digest: str, page: Annotated[int, PathParam(ge=1)]) -> Response:
-    return Response(backend.page_image(digest, page), media_type="image/png", headers=_immutable())
+def page_image(
+    backend: BackendDep,
+    digest: str,
+    page: Annotated[int, PathParam(ge=1)],
+    size: Annotated[
+        int,
+        Query(
+            ge=MIN_PAGE_IMAGE_PIXELS,
+            le=MAX_PAGE_IMAGE_PIXELS,
+            description="Pixels on the image's long side",
+        ),
+    ] = PAGE_IMAGE_PIXELS,
+) -> Response:
+    image = backend.page_image(digest, page, size)
+    return Response(image.data, media_type=image.media_type, headers=_immutable())
 
 
 @router.get("/documents/{digest}/files/{member:path}", summary="One file of the result zip")

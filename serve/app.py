@@ -41,6 +41,7 @@ from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import LOOPBACK_NAMES, WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.page_images import NoPageImage
+from bucketdigest.serve.reasons import argument_problems
 from bucketdigest.serve.results import NoResult, NoSuchMember
 from bucketdigest.shared.config import open_store
 from bucketdigest.shared.errors import (
@@ -121,10 +122,7 @@ async def _library_error(request: Request, exc: Exception) -> Response:
 
 async def _invalid_request(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in e['loc'][1:]) or 'request'}: {e['msg']}" for e in exc.errors()
-    )
-    return _answer(request, 400, "Bad request", problems)
+    return _answer(request, 400, "Bad request", argument_problems(exc.errors(), skip=1))
 
 
 def create_app(settings: ServeSettings) -> FastAPI:

@@ -26,7 +26,12 @@ from bucketdigest.serve.documents import (
     checked_hash,
     read_document,
 )
-from bucketdigest.serve.page_images import PAGE_IMAGE_DPI, PAGE_IMAGES_KEPT, render_page
+from bucketdigest.serve.page_images import (
+    PAGE_IMAGE_PIXELS,
+    PAGE_IMAGES_KEPT,
+    PageImage,
+    render_page,
+)
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings
@@ -108,7 +113,7 @@ class Backend:
         self._searcher: tuple[Searcher, float] | None = None
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
-        self._page_images: dict[tuple[str, int], bytes] = {}
+        self._page_images: dict[tuple[str, int, int], PageImage] = {}
 
     def close(self) -> None:
         self.cache.close()
@@ -173,15 +178,15 @@ class Backend:
                 return {"width": entry["width"], "height": entry["height"]}
         return None
 
-    def page_image(self, digest: str, page: int) -> bytes:
-        """Page ``page`` of a paged document as a PNG (rendered from its source at
-        ``PAGE_IMAGE_DPI``; the last few kept in memory)."""
+    def page_image(self, digest: str, page: int, long_side: int = PAGE_IMAGE_PIXELS) -> PageImage:
+        """Page ``page`` of a paged document, rendered from its source ``long_side`` pixels on
+        its long side (the last few kept in memory)."""
         digest = checked_hash(digest, self.store)
-        key = (digest, page)
+        key = (digest, page, long_side)
         with self._lock:
             if key in self._page_images:
                 return self._page_images[key]
-        image = render_page(self.store, digest, page, PAGE_IMAGE_DPI)
+        image = render_page(self.store, digest, page, long_side)
         with self._lock:
             self._page_images[key] = image
             while len(self._page_images) > PAGE_IMAGES_KEPT:

@@ -11,6 +11,7 @@ from bucketdigest.monitor.catalog import document_hash, sources_of
 from bucketdigest.serve.results import NoSuchMember, ResultCache
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError, CorruptRecord, DamagedResult
+from bucketdigest.shared.naming import display_name, own_title
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DigestRecords, Failure, OutputRecord, SourceRecord
 from bucketdigest.shared.result import (
@@ -80,18 +81,29 @@ class DocumentView:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The paths it was ingested from (the registry's, as search has them), else the
+        names its result or its failure recorded."""
+        registered = sorted({s.path for s in self.sources})
+        if registered:
+            return tuple(registered)
         return tuple(self.info.get("names") or (self.failure.ticket.names if self.failure else ()))
 
     @property
     def title(self) -> str:
-        title = (self.info.get("metadata") or {}).get("title")
-        return str(title) if title else (self.names[0] if self.names else self.digest[:12])
+        """The name a person gave it (:func:`~bucketdigest.shared.naming.display_name`)."""
+        return display_name(self.names, self.digest)
+
+    @property
+    def own_title(self) -> str | None:
+        """The document's own title (its metadata's), when it says something."""
+        return own_title(self.info.get("metadata"), self.names)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "digest": self.digest,
             "state": self.state.value,
             "title": self.title,
+            "own_title": self.own_title,
             "names": list(self.names),
             "sources": [json.loads(s.to_json()) for s in self.sources],
             "info": self.info,

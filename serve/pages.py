@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from bucketdigest.monitor.status import describe_time_left
@@ -35,6 +35,20 @@ def render(request: Request, template: str, status_code: int = 200, **context: A
     backend: Backend = request.app.state.backend
     context.setdefault("writes", backend.settings.allow_writes)
     return templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+FAVICON = Path(__file__).with_name("templates") / "favicon.svg"
+
+
+@router.get("/favicon.svg")
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    """The tab's icon (a bucket of lines), for browsers that ask ``/favicon.ico`` too."""
+    return Response(
+        FAVICON.read_bytes(),
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
 
 
 @router.get("/", response_class=HTMLResponse)

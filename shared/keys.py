@@ -187,6 +187,7 @@ TODO_LANES_PREFIX = f"{QUEUE_PREFIX}{QueueState.TODO.value}"
 HASH_PREFIX_LENGTH = 8
 """The fewest hex digits of a hash that name a document (the tools print 12)."""
 _HASH_OR_PREFIX = re.compile(f"[0-9a-fA-F]{{{HASH_PREFIX_LENGTH},64}}")
+_TOO_SHORT_PREFIX = re.compile(f"[0-9a-fA-F]{{1,{HASH_PREFIX_LENGTH - 1}}}")
 
 
 MAX_KEY_BYTES = 1024
@@ -219,6 +220,11 @@ def hash_prefix(value: str) -> str | None:
     case), else None."""
     value = value.strip()
     return value.lower() if _HASH_OR_PREFIX.fullmatch(value) else None
+
+
+def short_hash_prefix(value: str) -> bool:
+    """Whether ``value`` looks like the start of a hash too short to name a document."""
+    return bool(_TOO_SHORT_PREFIX.fullmatch(value.strip()))
 
 
 def check_hash(value: str) -> str:

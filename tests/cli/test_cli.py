@@ -119,6 +119,51 @@ def test_ls_and_get_find_a_result_by_path_or_hash(tmp_path: Path, pdf_folder: Pa
         assert "Beta rules" in (target / "document.md").read_text()
     code, output = _invoke("get", "0000000000ff", "--bucket", bucket, "-o", str(tmp_path / "z"))
     assert code == 1 and "no document's hash starts so" in output
+    code, output = _invoke("get", digest[:5], "--bucket", bucket)
+    assert code == 1 and "must be 8 hex digits or more" in " ".join(output.split())
+
+
+def test_get_without_a_folder_unpacks_into_one_named_after_the_file(
+    tmp_path: Path, pdf_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = str(tmp_path / "bucket")
+    code, _ = _invoke("run", str(pdf_folder), "--bucket", bucket, "--converter-mode", "legacy")
+    assert code == 0
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    code, output = _invoke("get", "sub/gamma.pdf", "--bucket", bucket)
+    assert code == 0, output
+    assert "Gamma rules" in (here / "gamma" / "document.md").read_text()
+    assert output.rstrip().endswith("files in gamma")
+
+
+def test_ingest_takes_repeated_and_comma_separated_extensions(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for name in ("a.txt", "b.md", "c.html", "d.wav"):
+        (folder / name).write_text(f"# {name}\n\nSome words about {name}.\n")
+    bucket = str(tmp_path / "bucket")
+    code, output = _invoke(
+        "ingest", str(folder), "--bucket", bucket, "--ext", "txt", "--ext", "md,html"
+    )
+    assert code == 0, output
+    code, output = _invoke("ls", "--bucket", bucket, "--json")
+    assert sorted(json.loads(line)["path"] for line in output.splitlines()) == [
+        "a.txt",
+        "b.md",
+        "c.html",
+    ]
+
+
+def test_reading_commands_list_only_their_own_options() -> None:
+    for command in ("search", "get", "ls", "status"):
+        code, output = _invoke(command, "--help")
+        assert code == 0 and "--claims" not in output and "--claim-settle" not in output
+    code, output = _invoke("work", "--help")
+    assert "--claims" in output and "--claim-settle" in output
+    code, output = _invoke("search", "--help")
+    assert "fused by rank" not in output and "both measures" in " ".join(output.split())
 
 
 def test_a_damaged_result_is_named_by_get_status_and_check_and_made_again_by_reprocess(

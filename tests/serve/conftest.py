@@ -28,6 +28,8 @@ from tests.search.conftest import write_topics
 
 TOKEN = "a-test-token-of-some-length"
 HOSTILE = "<script>alert('pwned')</script> Beware the dragon's hoard"
+PLACEHOLDER_TITLE = "Microsoft Word - hoard_v2.docx"
+"""What the hostile PDF's metadata calls it: an authoring tool's placeholder."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ def _hostile_pdf(path: Path) -> Path:
     page = doc.new_page()
     page.insert_text((72, 100), "Hostile Manual", fontsize=24)
     page.insert_text((72, 160), HOSTILE, fontsize=11)
+    doc.set_metadata({"title": PLACEHOLDER_TITLE})
     doc.save(path)
     return path
 

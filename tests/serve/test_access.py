@@ -27,7 +27,7 @@ from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token, revoke_token
 from tests.serve.conftest import Served
 
-OPEN = {"/api/healthz", "/signin"}
+OPEN = {"/api/healthz", "/signin", "/favicon.ico", "/favicon.svg"}
 OWN_CHECK = ("/broker/",)
 """The broker's routes check work tokens themselves (tests/serve/test_broker_scope.py)."""
 

@@ -8,6 +8,7 @@ import re
 import zipfile
 from pathlib import Path
 
+import PIL.Image
 from fastapi.testclient import TestClient
 
 from bucketdigest.search.indexer import index_bucket
@@ -62,7 +63,7 @@ def test_a_document_shows_its_state_sources_and_every_output(
     digest = served.digests["rulebooks/long.pdf"]
     body = client.get(f"/api/documents/{digest}").json()
     assert body["state"] == "done"
-    assert body["title"] == "The Long Rulebook"
+    assert body["title"] == "long.pdf" and body["own_title"] == "The Long Rulebook"
     assert body["pages"] == 25
     assert [s["path"] for s in body["sources"]] == ["rulebooks/long.pdf"]
     statuses = {o["output"]: o["status"] for o in body["outputs"]}
@@ -75,7 +76,7 @@ def test_a_document_is_found_by_the_start_of_its_hash_in_either_case(
 ) -> None:
     digest = served.digests["rulebooks/long.pdf"]
     body = client.get(f"/api/documents/{digest[:10].upper()}").json()
-    assert body["digest"] == digest and body["title"] == "The Long Rulebook"
+    assert body["digest"] == digest and body["title"] == "long.pdf"
     assert client.get(f"/api/documents/{digest[:12]}/markdown").status_code == 200
     unknown = client.get("/api/documents/00000000ffff")
     assert unknown.status_code == 404
@@ -276,7 +277,14 @@ def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
     assert hit["regions"] and all(r["page"] == hit["page"] for r in hit["regions"])
     assert all(r["x0"] < r["x1"] and r["y0"] < r["y1"] for r in hit["regions"])
     image = client.get(f"/api/documents/{long_pdf}/pages/{hit['page']}/image")
-    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
+    assert image.status_code == 200 and image.headers["content-type"] in ("image/png", "image/jpeg")
+    shown = PIL.Image.open(io.BytesIO(image.content))
+    assert image.headers["content-type"] == f"image/{shown.format.lower()}"
+    assert max(shown.size) == 1000
+    sized = client.get(f"/api/documents/{long_pdf}/pages/{hit['page']}/image?size=400")
+    assert max(PIL.Image.open(io.BytesIO(sized.content)).size) == 400
+    tiny = client.get(f"/api/documents/{long_pdf}/pages/{hit['page']}/image?size=5")
+    assert tiny.status_code == 400 and "size must be ≥ 100" in tiny.json()["detail"]
     assert client.get(f"/api/documents/{long_pdf}/pages/99/image").status_code == 404
     view = client.get(hit["view"])
     assert view.status_code == 200

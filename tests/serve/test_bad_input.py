@@ -198,9 +198,9 @@ def test_the_mcp_tools_answer_bad_calls_with_the_reason(
                 ("get_document", {"document": "x" * 5000}, "at most 4096"),
                 ("get_page", {"document": damaged, "page": 1}, "result damaged"),
                 ("search", {"query": LONG}, "at most 1000"),
-                ("search", {"query": "x", "limit": 0}, "greater than or equal to 1"),
-                ("list_documents", {"limit": 5000}, "less than or equal to 1000"),
-                ("status", {"verbose": True}, "Extra inputs are not permitted"),
+                ("search", {"query": "x", "limit": 0}, "limit must be ≥ 1"),
+                ("list_documents", {"limit": 5000}, "limit must be ≤ 1000"),
+                ("status", {"verbose": True}, "verbose is not an argument"),
             ):
                 answer = await agent.call_tool(name, arguments)
                 told = answer.content[0].text

@@ -154,3 +154,12 @@ def test_a_one_page_document_says_one_page_and_a_finished_queue_nothing_left(
     page = client.get(f"/documents/{served.digests['naval/broadsides.md']}").text
     assert "· 1 page" in page and "1 pages" not in page
     assert "time left at that rate: nothing left" in client.get("/status").text
+
+
+def test_the_pages_have_an_icon(client: TestClient) -> None:
+    page = client.get("/").text
+    assert '<link rel="icon" href="/favicon.svg"' in page
+    for path in ("/favicon.svg", "/favicon.ico"):
+        icon = client.get(path)
+        assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+        assert icon.content.startswith(b"<svg")
