@@ -333,7 +333,7 @@ def index_line(stats: IndexStats | Exception | None, done: int) -> str:
 
 def hits(console: Console, found: list[Hit]) -> None:
     if not found:
-        console.print("no hits: no passage holds those words or comes close in meaning")
+        console.print("no good match: no passage holds those words or comes close in meaning")
         return
     console.print(f"[dim]{len(found)} hit{'s' if len(found) > 1 else ''}[/dim]")
     for rank, hit in enumerate(found, start=1):

@@ -41,7 +41,13 @@ KNOWN_WORD_CHARS = 4
 SIMILARITY_FLOOR = 0.25
 """A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
 unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
-included. A keyword hit must match the query's words."""
+included. A keyword hit must match the query's words; in hybrid, one holding less than
+:data:`HELD_FLOOR` of them must reach this similarity too."""
+HELD_FLOOR = 0.5
+"""Hybrid: a passage holding this share of the query's words (a code, a name, half a pasted
+span) is a hit whatever its meaning; one sharing less (a word of a question the documents
+cannot answer) must come close in meaning, so such a question gets no hit rather than weak
+ones with negative scores."""
 
 KEYWORD_WEIGHT = 0.6
 """Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
@@ -267,6 +273,8 @@ class Searcher:
         scored: dict[int, float] = {}
         for row in keyword:
             similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+            if held[row[_OFFSET]] < HELD_FLOOR and similarity < SIMILARITY_FLOOR:
+                continue  # a word in common, nothing in meaning: below the floor
             words = row["_score"] / best * held[row[_OFFSET]] ** 2
             scored[row[_OFFSET]] = (
                 weight * words

@@ -11,10 +11,9 @@ import re
 from dataclasses import dataclass
 
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+from bucketdigest.worker.pagetext import readable_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)((?:(?!\1).)+?)(?<=\S)\1(?![A-Za-z0-9*])")
-"""Markdown emphasis around words (``_c_``, ``**bold**``): a snippet is plain text."""
 _ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
 STOPWORDS = frozenset(
     [
@@ -116,9 +115,9 @@ def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
 
 
 def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
-    """At most about ``width`` characters of ``text`` as plain text (no emphasis marks),
-    centred on the query's words."""
-    text = _EMPHASIS.sub(r"\2", text)
+    """At most about ``width`` characters of ``text`` as plain text (no Markdown: tables as
+    "cell; cell." rows), centred on the query's words."""
+    text = " ".join(readable_text(text).split())
     stems = query_stems(query)
     matches = [
         m.span()
@@ -141,7 +140,7 @@ def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
         end = space if space > start + width // 2 else end
     prefix = "…" if start else ""
     suffix = "…" if end < len(text) else ""
-    body = " ".join(text[start:end].split("\n"))
+    body = text[start:end]
     shift = len(prefix) - start
     highlights = tuple((s + shift, e + shift) for s, e in matches if s >= start and e <= end)
     return Snippet(prefix + body + suffix, highlights)

@@ -28,8 +28,14 @@ _HTML_TAG = re.compile(rf"</?(?:{_HTML_ELEMENTS})(?:\s[^<>]*)?/?>", re.IGNORECAS
 ``<basename>`` in a manual's command syntax are content."""
 _LINE_SYNTAX = re.compile(r"^\s{0,3}(#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}.*$", re.MULTILINE)
-_EMPHASIS = re.compile(r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
-"""Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark."""
+_EMPHASIS = re.compile(
+    r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?![^\W\d_⁰¹²³⁴⁵⁶⁷⁸⁹])(?!_)"
+)
+"""Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark.
+A mark may close before a digit or a superscript (``_t_³``: an italic symbol with its power)."""
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$|^(.*? \| .*)$", re.MULTILINE)
+"""A table's row: in Markdown (``| a | b |``), or as chunks hold it (``a | b``)."""
+_CELL_BORDER = re.compile(r"(?<!\\)\|")
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _MARKS = re.compile(r"(?<=[^\W\d_])[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
@@ -100,7 +106,12 @@ def has_text(markdown: str) -> bool:
 
 def plain_text(markdown: str) -> str:
     """Markdown without its syntax (images, link targets, comments, tags, emphasis, table
-    rules, the escape of a bracket that is not a link's) and without footnote marks."""
+    rules and borders, the escape of a bracket that is not a link's) and without footnote
+    marks."""
+    return re.sub(r"[ \t]+", " ", _without_syntax(markdown).replace("|", " ")).strip()
+
+
+def _without_syntax(markdown: str) -> str:
     text = _IMAGE_LINK.sub(" ", markdown)
     text = _LINK.sub(r"\1", text)
     text = _COMMENT.sub(" ", text)
@@ -109,8 +120,22 @@ def plain_text(markdown: str) -> str:
     text = _TABLE_RULE.sub("", text)
     text = _LINE_SYNTAX.sub("", text)
     text = _EMPHASIS.sub(r"\2", text)
-    text = text.replace("|", " ").replace("\\](", "](")
+    text = text.replace("\\](", "](")
     return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def readable_text(markdown: str) -> str:
+    """Markdown as a person reads a snippet of it: :func:`plain_text`, a table's rows as
+    "cell; cell." lines (its rule rows dropped)."""
+    markdown = _TABLE_RULE.sub("", markdown)
+
+    def row(match: re.Match[str]) -> str:
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        cells = [c.strip().replace("\\|", "|") for c in _CELL_BORDER.split(inner)]
+        text = "; ".join(c for c in cells if c)
+        return f"{text}." if text and text[-1] not in ".:;!?" else text
+
+    return _without_syntax(_TABLE_ROW.sub(row, markdown))
 
 
 def heading(line: str) -> tuple[int, str] | None:

@@ -71,7 +71,7 @@ def test_chunk_search_finds_the_passage_with_its_page_headings_and_marked_words(
 def test_filters_by_path_type_source_and_tag(indexed: tuple[Searcher, dict[str, str]]) -> None:
     searcher, digests = indexed
     query = "village dwarf ships"  # words of three documents: filters pick among them
-    world = searcher.search(SearchRequest(query, path="world/*", limit=50))
+    world = searcher.search(SearchRequest(query, path="world/*", limit=50, mode=Mode.KEYWORD))
     assert {h.names[0] for h in world} == {"world/harvest.md", "world/dungeons.md"}
     assert searcher.search(SearchRequest(query, file_type="pdf")) == []
     assert {h.file_type for h in searcher.search(SearchRequest(query, file_type=".MD"))} == {"md"}
@@ -158,6 +158,20 @@ def test_words_no_document_holds_or_comes_close_to_find_nothing(
             assert searcher.search(request) == [], (words, level, mode)
     held = SearchRequest("spellbook", mode=mode)  # two tokens to the model: spell, ##book
     assert searcher.search(held), "a word the index holds is understood"
+
+
+@pytest.mark.parametrize("mode", [Mode.HYBRID, Mode.SEMANTIC])
+def test_a_question_sharing_a_word_but_not_a_meaning_gets_no_weak_hits(
+    indexed: tuple[Searcher, dict[str, str]], mode: Mode
+) -> None:
+    searcher, digests = indexed
+    question = "the best wheat beer recipe"  # "wheat" is in the harvest topic, nothing else
+    keyword = searcher.search(SearchRequest(question, mode=Mode.KEYWORD))
+    assert keyword and keyword[0].digest == digests["world/harvest.md"], "the word is there"
+    assert searcher.search(SearchRequest(question, mode=mode)) == []
+    pasted = searcher.search(SearchRequest("wheat", mode=mode))
+    assert mode is Mode.SEMANTIC or pasted[0].digest == digests["world/harvest.md"]
+    assert all(hit.score > 0 for hit in pasted)
 
 
 def test_a_document_hit_shows_its_passage_that_holds_the_query(

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from bucketdigest.search.snippet import make_snippet
 
 
@@ -15,3 +20,35 @@ def test_emphasis_marks_leave_the_snippet_and_the_highlight_lands_on_the_word() 
 
 def test_underscores_inside_names_stay() -> None:
     assert make_snippet("call snake_case_name here", "call").text == "call snake_case_name here"
+
+
+_CELL = st.text(
+    alphabet=st.characters(categories=("L", "Nd", "Zs"), exclude_characters="|"),
+    min_size=1,
+    max_size=12,
+).filter(str.strip)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.lists(_CELL, min_size=2, max_size=4), min_size=1, max_size=4),
+    words=st.lists(st.from_regex(r"[A-Za-z]{2,9}", fullmatch=True), min_size=1, max_size=5),
+)
+def test_a_snippet_is_plain_text_with_tables_as_cells_and_no_word_lost(
+    rows: list[list[str]], words: list[str]
+) -> None:
+    width = max(len(r) for r in rows)
+    table = ["| " + " | ".join(r + ["x"] * (width - len(r))) + " |" for r in rows]
+    table.insert(1, "|" + "---|" * width)
+    prose = " ".join(
+        f"**{w}**" if i % 3 == 0 else f"_{w}_" if i % 3 == 1 else w for i, w in enumerate(words)
+    )
+    markdown = f"## Heading\n\n{prose}\n\n" + "\n".join(table) + "\n\nThe end."
+    snippet = make_snippet(markdown, words[0], width=10_000).text
+    assert "|" not in snippet and "**" not in snippet and "---" not in snippet
+    assert "##" not in snippet and not re.search(r"(?<!\w)_\w+_(?!\w)", snippet)
+    plain_words = re.findall(r"\w+", snippet)
+    for cell in [c for r in rows for c in r] + words:
+        for word in re.findall(r"\w+", cell):
+            assert word in plain_words, (word, snippet)
+    assert "; ".join(" ".join(c.split()) for c in rows[0]) in snippet
