@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketdigest.worker.digesters.tags import distinct
+from bucketdigest.worker.digesters.tags import distinct, document_tags
 
 
 def test_a_phrase_and_the_phrases_inside_it_give_one_tag() -> None:
@@ -42,3 +42,26 @@ def test_no_tag_is_inside_another_and_every_tag_was_found(found: list[tuple[str,
         for other, _ in tags:
             if tag != other:
                 assert f" {tag.casefold()} " not in f" {other.casefold()} "
+
+
+def test_tags_come_from_the_body_not_from_table_headers_or_captions() -> None:
+    body = (
+        "The harbour of Vellmar shelters the grain fleet through the winter storms. "
+        "Each spring the grain fleet sails south to the salt markets, where merchants weigh "
+        "the cargo and pay the harbour dues in silver."
+    )
+    table = "| Bytes | Docs | Tokens |\n|---|---|---|\n| 12 | 3 | 40 |\n| 7 | 1 | 22 |"
+    pages = [
+        f"## The grain fleet\n\n{body}\n\n{table}\n\nTable {n}: Bytes Docs Tokens per source\n"
+        for n in range(1, 7)
+    ]
+    tags = [tag.casefold() for tag, _ in document_tags(pages)]
+    assert tags and any("grain fleet" in tag for tag in tags[:5]), tags
+    header = {"bytes", "docs", "tokens"}
+    assert not [tag for tag in tags if set(tag.split()) <= header], tags
+
+
+def test_a_document_of_tables_alone_is_still_tagged() -> None:
+    rows = "\n".join(f"| Turnip | Swede {n} | Mangold |" for n in range(30))
+    page = f"| Crop | Yield | Field |\n|---|---|---|\n{rows}\n"
+    assert document_tags([page]), "little body: all the text is read"

@@ -3,8 +3,14 @@
 YAKE scores a phrase and the phrases inside it apart, so its list repeats itself (``Doncaster
 Committee give``, ``Doncaster Committee``, ``Doncaster``). Of a phrase and one it contains only
 one is kept: the one it contains when the phrase only adds lower-case words to a name
-(``give``), else the better scored. The text is the pages' own, running heads and page
-numbers taken out (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`).
+(``give``), else the better scored.
+
+The text is the document's body: its headings (counted twice: they say what a section is
+about) and its paragraphs and list items, read off the pages' blocks. Tables, captions, code
+and formulas are left out (a table's header row, "Bytes Docs Tokens", is no topic), as are the
+running heads and page numbers (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`)
+and doubtful readings. A document with little body text (a spreadsheet, a slide of labels)
+is tagged from all its text.
 """
 
 from __future__ import annotations
@@ -15,11 +21,29 @@ from collections.abc import Sequence
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.result import TAGS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import document_text
+from bucketdigest.worker.document_blocks import page_blocks
+from bucketdigest.worker.pagetext import document_pages, plain_text
 
 TOP = 20
 CANDIDATES = 3 * TOP
 """Phrases asked of YAKE, so that TOP remain once those repeating another are gone."""
+BODY_KINDS = frozenset({"paragraph", "list_item"})
+HEADING_WEIGHT = 2
+MIN_BODY_WORDS = 40
+"""Fewer words of body text than this: the document is tagged from all its text."""
+
+
+def body_text(pages: Sequence[str]) -> str:
+    """The headings (each :data:`HEADING_WEIGHT` times), paragraphs and list items of
+    ``pages`` (each page's Markdown), in order."""
+    parts: list[str] = []
+    for number, page in enumerate(pages, start=1):
+        for block in page_blocks(page, number):
+            if block.kind == "heading":
+                parts += [block.text] * HEADING_WEIGHT
+            elif block.kind in BODY_KINDS:
+                parts.append(block.text)
+    return "\n\n".join(parts)
 
 
 def _words(phrase: str) -> tuple[str, ...]:
@@ -60,21 +84,29 @@ def distinct(found: Sequence[tuple[str, float]], top: int = TOP) -> list[tuple[s
     return kept[:top]
 
 
+def document_tags(pages: Sequence[str]) -> list[tuple[str, float]]:
+    """The tags of a document of ``pages`` (each page's Markdown): (phrase, YAKE score), best
+    first; from its :func:`body_text`, or all its text when it has little body."""
+    import yake
+
+    text = body_text(pages)
+    if len(text.split()) < MIN_BODY_WORDS:
+        text = "\n\n".join(plain_text(page) for page in pages)
+    extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
+    return distinct(extractor.extract_keywords(text)) if text.strip() else []
+
+
 class Tags(Digester):
     name = "tags"
     label = "Tags"
     description = f"Up to {TOP} keywords and key phrases (YAKE), best first, as tags.json."
-    version = "1"
+    version = "2"
     outputs = ("tags",)
     needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
-        import yake
-
-        text = document_text(ctx.tree)
-        extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
-        found = distinct(extractor.extract_keywords(text)) if text else []
+        found = document_tags(document_pages(ctx.tree, doubtful=False))
         tags = [{"keyword": keyword, "score": round(score, 6)} for keyword, score in found]
         data = json.dumps(tags, indent=2, ensure_ascii=False) + "\n"
         return {"tags": Produced({TAGS: data.encode()}, [t["keyword"] for t in tags])}
