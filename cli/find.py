@@ -110,7 +110,7 @@ def search_command(
     except InvalidQuery as exc:
         raise click.UsageError(str(exc)) from exc
     if as_json:
-        hits = bucket.located(hits)
+        hits = bucket.located(hits, request.query)
         click.echo(json.dumps([hit.to_dict() for hit in hits], indent=2))
     else:
         render.hits(Console(soft_wrap=True), hits)

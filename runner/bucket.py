@@ -305,12 +305,14 @@ class Bucket:
     ) -> list[Passage]:
         """The best passages for ``query``, whole: their text, blocks and regions on the page
         (what a RAG pipeline feeds a model and cites); filters as :meth:`search`."""
-        return passages(self.store, self.search(query, mode=mode, limit=limit, **filters))
+        hits = self.search(query, mode=mode, limit=limit, **filters)
+        return passages(self.store, hits, query)
 
-    def located(self, hits: list[Hit]) -> list[Hit]:
-        """``hits`` with each passage's regions on its page (the index does not hold them:
-        each document's result is read once)."""
-        return [replace(p.hit, regions=p.regions) for p in passages(self.store, hits)]
+    def located(self, hits: list[Hit], query: str) -> list[Hit]:
+        """``hits`` with the regions on its page of each passage's blocks that answer
+        ``query``, and of the whole passage (the index does not hold them: each document's
+        result is read once)."""
+        return [p.hit for p in passages(self.store, hits, query)]
 
     def chunks(self, path_or_hash: str) -> list[dict[str, Any]]:
         """A done document's chunks, each with its page, headings, text, blocks and regions."""

@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bucketdigest.search.focus import blocks_by_id, focused_hit
 from bucketdigest.search.hit import Hit
 from bucketdigest.shared import keys
+from bucketdigest.shared.embedding import query_embedder
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.jsonlines import loads_lines
-from bucketdigest.shared.result import CHUNKS, ResultZip
+from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE, ResultZip
 from bucketdigest.shared.store import Store
 
 
@@ -37,6 +39,7 @@ class Passage:
             "chunk_id": self.hit.chunk_id,
             "blocks": list(self.blocks),
             "regions": [dict(r) for r in self.regions],
+            "chunk_regions": [dict(r) for r in self.hit.chunk_regions],
             "file_type": self.hit.file_type,
             "score": self.hit.score,
         }
@@ -44,27 +47,38 @@ class Passage:
 
 def read_chunks(store: Store, digest: str) -> list[dict[str, Any]]:
     """A done document's chunks (``chunks.jsonl``), in order; none for one not done."""
+    return _read(store, digest)[0]
+
+
+def _read(store: Store, digest: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A done document's chunks and ``document.json``'s blocks by id (none when not done)."""
     try:
         with ResultZip(store.get(keys.out_key(digest)).data) as result:
-            return loads_lines(result.text(CHUNKS))
+            chunks = loads_lines(result.text(CHUNKS))
+            structure = result.json(DOCUMENT_STRUCTURE, {})
     except BucketdigestError:
-        return []
+        return [], {}
+    return chunks, blocks_by_id(structure) if isinstance(structure, dict) else {}
 
 
-def passages(store: Store, hits: list[Hit]) -> list[Passage]:
-    """``hits`` (chunk hits) whole: each document's result is read once."""
-    chunks: dict[str, dict[str, dict[str, Any]]] = {}
+def passages(store: Store, hits: list[Hit], query: str = "") -> list[Passage]:
+    """``hits`` (chunk hits) whole, their regions those of the blocks that answer ``query``
+    (:mod:`~bucketdigest.search.focus`): each document's result is read once."""
+    read: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {}
     found = []
     for hit in hits:
-        if hit.digest not in chunks:
-            chunks[hit.digest] = {c["id"]: c for c in read_chunks(store, hit.digest)}
-        chunk = chunks[hit.digest].get(hit.chunk_id or "", {})
+        if hit.digest not in read:
+            chunks, blocks = _read(store, hit.digest)
+            read[hit.digest] = ({c["id"]: c for c in chunks}, blocks)
+        chunks_by_id, blocks = read[hit.digest]
+        chunk = chunks_by_id.get(hit.chunk_id or "", {})
+        located = focused_hit(hit, chunk, blocks, query, query_embedder().encode)
         found.append(
             Passage(
-                hit,
+                located,
                 chunk.get("text", hit.snippet.text),
                 tuple(chunk.get("blocks") or ()),
-                tuple(chunk.get("regions") or ()),
+                located.regions,
             )
         )
     return found

@@ -29,15 +29,22 @@ class Hit:
     repeats: int = 0
     """Passages elsewhere (other pages or documents) with the same text, counted once."""
     regions: tuple[dict[str, float], ...] = ()
-    """Where the chunk stands on its pages (PDF points, origin top-left; ``document.json``),
-    for front ends that show it: the index does not hold them."""
+    """Where the blocks that answer the query stand on their pages (PDF points, origin
+    top-left; ``document.json``; :mod:`.focus`), for front ends that show them: the index
+    does not hold them."""
+    chunk_regions: tuple[dict[str, float], ...] = ()
+    """Where the whole chunk stands."""
+    focus: tuple[str, ...] = ()
+    """The ids of the blocks that answer the query (``document.json``)."""
 
     @property
     def view(self) -> str | None:
-        """The web page that shows the hit on its page, highlighted (a path of ``serve``)."""
+        """The web page that shows the hit on its page, its passage highlighted and scrolled
+        into view (a path of ``serve``)."""
         if self.page is None or self.chunk_id is None:
             return None
-        return f"/documents/{self.digest}/pages/{self.page}?chunk={self.chunk_id}"
+        focus = f"&blocks={','.join(self.focus)}" if self.focus else ""
+        return f"/documents/{self.digest}/pages/{self.page}?chunk={self.chunk_id}{focus}#passage"
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form shared by ``search --json`` and the HTTP API."""
@@ -54,6 +61,8 @@ class Hit:
             "more": self.more,
             "repeats": self.repeats,
             "regions": [dict(r) for r in self.regions],
+            "chunk_regions": [dict(r) for r in self.chunk_regions],
+            "blocks": list(self.focus),
             "view": self.view,
             "tags": list(self.tags),
             "snippet": self.snippet.text,

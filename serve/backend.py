@@ -4,6 +4,7 @@ the store, the result cache, a searcher kept warm, the status (briefly cached) a
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import threading
@@ -15,6 +16,7 @@ from bucketdigest.ingestor.ingest import default_cache_dir
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings
+from bucketdigest.search.focus import blocks_by_id, focused_hit, regions_of
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
@@ -35,6 +37,7 @@ from bucketdigest.serve.page_images import (
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.embedding import query_embedder
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
@@ -104,6 +107,10 @@ class ServeSettings:
         return bool(self.token)
 
 
+STRUCTURES_KEPT = 16
+"""Documents whose ``document.json`` blocks a server keeps parsed."""
+
+
 class Backend:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
@@ -114,6 +121,7 @@ class Backend:
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
         self._page_images: dict[tuple[str, int, int], PageImage] = {}
+        self._structures: dict[tuple[str, bytes], dict[str, Any]] = {}
 
     def close(self) -> None:
         self.cache.close()
@@ -144,27 +152,63 @@ class Backend:
         return privacy.without_location(message, index_location(self.settings.store).uri)
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        hits = [self._with_regions(hit) for hit in self.searcher().search(request)]
+        hits = [self._focused(hit, request.query) for hit in self.searcher().search(request)]
         return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
 
-    def chunk_regions(self, digest: str, chunk_id: str) -> tuple[dict[str, float], ...]:
-        """Where chunk ``chunk_id`` stands on its pages (none for a result made before
-        ``document.json``, or damaged)."""
+    def _chunk(self, digest: str, chunk_id: str) -> dict[str, Any] | None:
+        """Chunk ``chunk_id``'s record (none for a result made before ``document.json``, or
+        damaged)."""
         try:
             lines = self.cache.member(digest, CHUNKS).decode().split("\n")
         except (BucketdigestError, UnicodeDecodeError):
-            return ()
+            return None
         for line in lines:
             if f'"{chunk_id}"' in line:
                 chunk = json.loads(line)
-                if chunk.get("id") == chunk_id:
-                    return tuple(chunk.get("regions") or ())
-        return ()
+                if isinstance(chunk, dict) and chunk.get("id") == chunk_id:
+                    return chunk
+        return None
 
-    def _with_regions(self, hit: Hit) -> Hit:
+    def _blocks(self, digest: str) -> dict[str, Any]:
+        """``document.json``'s blocks by id (the last few documents' kept, by their bytes)."""
+        try:
+            data = self.cache.member(digest, DOCUMENT_STRUCTURE)
+        except BucketdigestError:
+            return {}
+        key = (digest, hashlib.blake2b(data, digest_size=16).digest())
+        with self._lock:
+            if key in self._structures:
+                return self._structures[key]
+        try:
+            structure = json.loads(data)
+        except ValueError:
+            return {}
+        blocks = blocks_by_id(structure) if isinstance(structure, dict) else {}
+        with self._lock:
+            self._structures[key] = blocks
+            while len(self._structures) > STRUCTURES_KEPT:
+                self._structures.pop(next(iter(self._structures)))
+        return blocks
+
+    def _focused(self, hit: Hit, query: str) -> Hit:
         if hit.chunk_id is None:
             return hit
-        return replace(hit, regions=self.chunk_regions(hit.digest, hit.chunk_id))
+        chunk = self._chunk(hit.digest, hit.chunk_id)
+        blocks = self._blocks(hit.digest) if chunk else {}
+        return focused_hit(hit, chunk, blocks, query, query_embedder().encode)
+
+    def passage_regions(
+        self, digest: str, chunk_id: str, focus: tuple[str, ...] = ()
+    ) -> tuple[dict[str, float], ...]:
+        """Where the blocks ``focus`` of chunk ``chunk_id`` stand (the page view of a hit);
+        the whole chunk's regions when ``focus`` names none of its blocks."""
+        chunk = self._chunk(digest, chunk_id)
+        if chunk is None:
+            return ()
+        mine = set(chunk.get("blocks") or ()) & set(focus)
+        blocks = self._blocks(digest) if mine else {}
+        picked = [blocks[i] for i in chunk.get("blocks") or () if i in mine and i in blocks]
+        return regions_of(picked) or tuple(chunk.get("regions") or ())
 
     def page_size(self, digest: str, page: int) -> dict[str, float] | None:
         """Page ``page``'s width and height in points (``document.json``), or None when the

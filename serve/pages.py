@@ -119,10 +119,13 @@ def page_view(
     digest: str,
     page: Annotated[int, PathParam(ge=1)],
     chunk: Annotated[str, Query(max_length=200)] = "",
+    blocks: Annotated[str, Query(max_length=2000)] = "",
 ) -> HTMLResponse:
-    """One page as an image, with the regions of the hit ``chunk`` on it highlighted."""
+    """One page as an image, with the blocks ``blocks`` of the hit ``chunk`` highlighted
+    (the whole chunk when none is named) and scrolled into view (``#passage``)."""
     view = backend.document(digest)
-    regions = backend.chunk_regions(view.digest, chunk) if chunk else ()
+    focus = tuple(b for b in blocks.split(",") if b)
+    regions = backend.passage_regions(view.digest, chunk, focus) if chunk else ()
     return render(
         request,
         "page.html",

@@ -326,7 +326,8 @@ def test_the_command_lines_json_hits_carry_their_regions_too(served: Served) -> 
     assert answer.exit_code == 0, answer.output
     hits = json.loads(answer.output)
     on_pdf = next(h for h in hits if h["digest"] == served.digests["rulebooks/long.pdf"])
-    assert on_pdf["regions"] and on_pdf["view"].endswith(on_pdf["chunk_id"])
+    assert on_pdf["regions"] and f"chunk={on_pdf['chunk_id']}&blocks=" in on_pdf["view"]
+    assert on_pdf["blocks"] and len(on_pdf["chunk_regions"]) >= len(on_pdf["regions"])
 
 
 def test_a_document_shows_a_few_passages_and_a_link_to_the_rest(

@@ -16,9 +16,13 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
+from bucketdigest.search.indexer import index_bucket
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
-from bucketdigest.worker.document_blocks import text_layer_words, word_keys
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.document_blocks import Word, text_layer_words, word_keys
+from tests.search.conftest import digest_folder
 from tests.serve.conftest import Served
 
 pytestmark = pytest.mark.slow
@@ -91,14 +95,86 @@ def test_the_api_page_renders_every_route_offline(server: str, browser: webdrive
     assert browser.find_elements(By.CSS_SELECTOR, ".version-stamp"), "the OpenAPI version shows"
 
 
-def test_a_hit_opens_on_its_page_with_the_highlight_over_its_words(
-    server: str, browser: webdriver.Chrome, served: Served
+STATEMENT = [
+    (
+        "Account summary",
+        "Your current account closed the quarter with a balance of 4,210 "
+        "euros after 38 card payments and two transfers to your savings account.",
+    ),
+    (
+        "Card payments",
+        "Payments by card abroad are converted at the network's rate of the "
+        "day they settle; no foreign transaction fee applies to this account.",
+    ),
+    (
+        "Standing orders",
+        "Rent of 950 euros leaves on the first working day of each month; "
+        "change or stop a standing order in the app up to a day before it runs.",
+    ),
+    (
+        "Overdraft",
+        "An arranged overdraft of up to 500 euros costs nothing for the first "
+        "seven days each month, then 9.9 percent a year on what you owe.",
+    ),
+    (
+        "Cheques",
+        "Cheques paid in at a branch clear within three working days; a cheque "
+        "returned unpaid is taken back from your balance with a notice.",
+    ),
+    (
+        "Contact",
+        "Call the number on the back of your card, day or night, if the card is "
+        "lost or stolen, or if you do not recognise a payment on this statement.",
+    ),
+    (
+        "Interest",
+        "Savings balances earn interest at an annual rate of 2.5 percent, worked "
+        "out daily and paid into the savings account on the last day of each month.",
+    ),
+    (
+        "Deposit protection",
+        "Eligible deposits are protected up to 100,000 euros per "
+        "person by the national deposit guarantee scheme.",
+    ),
+]
+
+
+def _statement_pdf(path: Path) -> Path:
+    """One A4 page of a bank's notes: eight short sections, one topic each."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((56, 64), "Quarterly statement notes", fontsize=18, fontname="hebo")
+    y = 96.0
+    for heading, text in STATEMENT:
+        page.insert_text((56, y), heading, fontsize=12, fontname="hebo")
+        box = pymupdf.Rect(56, y + 8, 539, y + 78)
+        assert page.insert_textbox(box, text, fontsize=11, fontname="helv") >= 0
+        y += 90
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def statement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A served bucket holding the statement page, indexed: its URL and the PDF."""
+    root = tmp_path_factory.mktemp("statement")
+    source = _statement_pdf(root / "in" / "statement.pdf")
+    store = LocalStore(root / "bucket")
+    digest_folder(store, root / "in")
+    settings = StoreSettings(bucket=str(root / "bucket"))
+    index_bucket(store, settings)
+    with background_server(ServeSettings(store=settings, port=0)) as url:
+        yield url, source
+
+
+def test_a_hit_opens_on_its_page_with_the_paragraph_that_answers_highlighted(
+    statement: tuple[str, Path], browser: webdriver.Chrome
 ) -> None:
-    long_pdf = served.digests["rulebooks/long.pdf"]
-    answer = httpx.get(
-        f"{server}/api/search/chunks", params={"q": "The Long Rulebook", "limit": 20}
-    )
-    hit = next(h for h in answer.json()["hits"] if h["digest"] == long_pdf)
+    server, source = statement
+    answer = httpx.get(f"{server}/api/search/chunks", params={"q": "interest rate on savings"})
+    hit = answer.json()["hits"][0]
+    assert len(hit["regions"]) < len(hit["chunk_regions"]), "a part of the chunk, not all"
     browser.get(server + hit["view"])
     wait = WebDriverWait(browser, 20)
     wait.until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, "rect.highlight")))
@@ -106,26 +182,41 @@ def test_a_hit_opens_on_its_page_with_the_highlight_over_its_words(
         "const box = e => { const b = e.getBoundingClientRect();"
         " return [b.left, b.top, b.right, b.bottom]; };"
         "return { svg: box(document.querySelector('#page-view')),"
-        " rects: [...document.querySelectorAll('rect.highlight')].map(box) };"
+        " rects: [...document.querySelectorAll('rect.highlight')].map(box),"
+        " height: window.innerHeight };"
     )
 
-    # the words of the hit, where the PDF's own text layer puts them, fall in a highlight
-    source = next(p for p in Path(served.settings.bucket).glob(f"store/raw/{long_pdf}.*"))
-    page = pymupdf.open(source)[hit["page"] - 1]
+    # the answering paragraph's words, where the PDF's text layer puts them, are highlighted
+    page = pymupdf.open(source)[0]
     left, top, right, _ = shown["svg"]
     scale = (right - left) / page.rect.width
-    wanted = set(word_keys(hit["snippet"]))
-    words = [w for w in text_layer_words(page) if set(word_keys(w.text)) & wanted]
-    assert len(words) >= 3
-    for word in words:
+    words = text_layer_words(page)
+    answer_words = set(word_keys(STATEMENT[6][1]))
+    below = 96 + 90 * 6 + 8  # the paragraph's box: under its heading, above the next one
+    inside = [w for w in words if below - 1 <= w.y0 < below + 50]
+    assert {k for w in inside for k in word_keys(w.text)} == answer_words
+    assert len(inside) >= 20
+
+    def highlighted(word: Word) -> bool:
         cx = left + (word.x0 + word.x1) / 2 * scale
         cy = top + (word.y0 + word.y1) / 2 * scale
-        assert any(x0 <= cx <= x1 and y0 <= cy <= y1 for x0, y0, x1, y1 in shown["rects"]), word
+        return any(x0 <= cx <= x1 and y0 <= cy <= y1 for x0, y0, x1, y1 in shown["rects"])
+
+    assert all(highlighted(w) for w in inside)
+    # and little else: under a third of the page's text area
+    text_area = (max(w.x1 for w in words) - min(w.x0 for w in words)) * (
+        max(w.y1 for w in words) - min(w.y0 for w in words)
+    )
+    lit = sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in shown["rects"]) / scale**2
+    assert lit < text_area / 3, (lit, text_area)
+    assert sum(highlighted(w) for w in words) < len(words) / 3
+
+    # scrolled into view: the highlight is on the screen as the page opens
+    assert all(0 <= y0 < shown["height"] for _, y0, _, _ in shown["rects"]), shown
 
     # and the page image under it shows them: dark text pixels inside the highlight, once the
     # image has loaded (asked again until then)
     highlight = browser.find_element(By.CSS_SELECTOR, "rect.highlight")
-    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", highlight)
 
     def dark_pixels(_: object) -> bool:
         script = (

@@ -1,0 +1,105 @@
+"""Which blocks of a found passage answer the query, so a hit points at them, not its page.
+
+A chunk covers up to a page or more of blocks (``document.json``); the paragraph that answers
+a question is one of them. The blocks that hold the query's words (stemmed as the snippet
+stems them; CJK as character pairs) are picked greedily: first the one holding the most of
+them, then others only while each adds words the picked ones lack, at most
+:data:`MAX_BLOCKS`. When no block holds any (a question in other words than the passage),
+the block closest in meaning is picked. A hit's ``regions`` are the picked blocks' regions;
+the chunk's own stay beside them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from bucketdigest.search.hit import Hit
+from bucketdigest.search.snippet import query_stems, stem
+from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+
+MAX_BLOCKS = 3
+SHOWN_KINDS = frozenset(
+    {"heading", "paragraph", "list_item", "table", "caption", "footnote", "formula", "code"}
+)
+"""Blocks a passage's focus may be (not pictures, nor running heads and feet)."""
+_WORD = re.compile(r"[^\W_]+")
+
+Block = Mapping[str, Any]
+Encode = Callable[[Sequence[str]], np.ndarray]
+
+
+def _held(text: str, stems: set[str], pairs: set[str]) -> set[str]:
+    """The query's stems and character pairs that ``text`` holds."""
+    words = {stem(w) for w in _WORD.findall(text)}
+    return (stems & words) | {pair for pair in pairs if pair in text}
+
+
+def passage_blocks(
+    blocks: Sequence[Block], query: str, encode: Encode | None = None
+) -> list[Block]:
+    """The blocks of ``blocks`` (one chunk's, in reading order) that answer ``query``, in
+    reading order; ``encode`` (texts → unit vectors) picks by meaning when no block holds a
+    word of the query (none: nothing picked then)."""
+    shown = [b for b in blocks if b.get("kind") in SHOWN_KINDS and str(b.get("text", "")).strip()]
+    if not shown:
+        return []
+    stems = {s for s in query_stems(query) if not CJK_RUN.match(s)}
+    pairs = set(cjk_pairs(query))
+    held = [_held(str(b["text"]), stems, pairs) for b in shown]
+    picked: list[int] = []
+    covered: set[str] = set()
+    while len(picked) < MAX_BLOCKS:
+        gains = [
+            (len(words - covered), b.get("kind") != "heading", -n)
+            for n, (b, words) in enumerate(zip(shown, held, strict=True))
+        ]
+        best = max(range(len(shown)), key=lambda n: gains[n])
+        if gains[best][0] == 0:
+            break
+        picked.append(best)
+        covered |= held[best]
+    if not picked and encode is not None:
+        # by meaning, a heading is no passage: the text under it is
+        candidates = [n for n, b in enumerate(shown) if b.get("kind") != "heading"]
+        candidates = candidates or list(range(len(shown)))
+        vectors = encode([query, *(str(shown[n]["text"]) for n in candidates)])
+        picked = [candidates[int(np.argmax(vectors[1:] @ vectors[0]))]]
+    return [shown[n] for n in sorted(picked)]
+
+
+def regions_of(blocks: Sequence[Block]) -> tuple[dict[str, float], ...]:
+    """The regions of ``blocks`` on their pages, in order."""
+    return tuple(dict(region) for block in blocks for region in block.get("regions") or ())
+
+
+def focused_hit(
+    hit: Hit,
+    chunk: Mapping[str, Any] | None,
+    blocks: Mapping[str, Block],
+    query: str,
+    encode: Encode | None = None,
+) -> Hit:
+    """``hit`` with its regions: those of the blocks of ``chunk`` (its record in
+    ``chunks.jsonl``) that answer ``query``, of the whole chunk when none does, the chunk's as
+    ``chunk_regions``; ``blocks``: ``document.json``'s blocks by id."""
+    if not chunk:
+        return hit
+    every = tuple(dict(r) for r in chunk.get("regions") or ())
+    mine = [blocks[i] for i in chunk.get("blocks") or () if i in blocks]
+    picked = [b for b in passage_blocks(mine, query, encode) if b.get("regions")]
+    return replace(
+        hit,
+        regions=regions_of(picked) or every,
+        chunk_regions=every,
+        focus=tuple(str(b["id"]) for b in picked),
+    )
+
+
+def blocks_by_id(structure: Mapping[str, Any]) -> dict[str, Block]:
+    """``document.json``'s blocks by id."""
+    return {str(b["id"]): b for b in structure.get("blocks") or () if isinstance(b, Mapping)}
