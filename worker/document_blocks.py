@@ -36,6 +36,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bucketdigest.shared.result import PAGE_INDEX, OcrAside, ocr_aside_member
+from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.pagetext import plain_text
 
 log = logging.getLogger(__name__)
@@ -231,6 +232,29 @@ def ocr_words(tsv: str, page_width: float) -> list[Word]:
     return words
 
 
+def rapid_ocr_words(tsv: str, zoom: float) -> list[Word]:
+    """PP-OCR's lines of a page (``ocr/NNNN.rapidocr.tsv``, in pixels of the page rendered at
+    ``zoom``) that became its text, as words in points: a line's width shared among its words
+    by their length (a line of Chinese, without spaces, is one word)."""
+    words: list[Word] = []
+    for row in csv.DictReader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
+        try:
+            score = float(row["score"])
+            x0, y0, x1, y1 = (float(row[k]) / zoom for k in ("x0", "y0", "x1", "y1"))
+        except (KeyError, TypeError, ValueError):
+            continue
+        tokens = (row.get("text") or "").split()
+        if score < rapid_ocr.SCORE_FLOOR or not tokens or x1 <= x0:
+            continue
+        unit = (x1 - x0) / (sum(len(t) for t in tokens) + len(tokens) - 1)
+        left = x0
+        for token in tokens:
+            right = left + unit * len(token)
+            words.append(Word(token, left, y0, right, y1))
+            left = right + unit
+    return words
+
+
 def _region(words: list[Word], page: int) -> dict[str, float]:
     return {
         "page": page,
@@ -291,28 +315,132 @@ def words_inside(wanted: list[str], regions: list[dict[str, float]], words: list
     return held / len(wanted) if wanted else 1.0
 
 
-def locate(blocks: list[Block], words: list[Word], page: int) -> None:
-    """Give each block of ``page`` its regions and coverage from the page's ``words``."""
-    used = [False] * len(words)
-    flat = page_keys(words)
-    for block in blocks:
-        wanted = word_keys(block.text)
-        if not wanted or not flat:
-            continue
-        available = [k if not used[n[0]] else "\0" for k, n in flat]
+SHORT_BLOCK = 4
+"""A block of fewer words (a formula, a page number, a label) is placed only where its words
+stand together, nearest its neighbours in reading order: matched loosely, its few words would
+be found anywhere on the page (the same symbols in the prose, the same number in a reference)."""
+LOCAL_BACK = 8
+LOCAL_AHEAD = 40
+"""How far (in page words) before and after the words the previous block took a block is
+looked for first: the page's words mostly run in the Markdown's order."""
+LOCAL_SHARE = 0.6
+"""A longer block found near its neighbours with this share of its words stays there."""
+MARGIN_X = 0.1
+MARGIN_Y = 0.15
+"""The page's margin bands (shares of its width and height): where running lines stand."""
+
+
+def _in_margin(word: Word, width: float, height: float) -> bool:
+    x, y = (word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2
+    return not (
+        width * MARGIN_X < x < width * (1 - MARGIN_X)
+        and height * MARGIN_Y < y < height * (1 - MARGIN_Y)
+    )
+
+
+class _Aligner:
+    """One page's words, each taken by one block at most, found for blocks in reading order."""
+
+    def __init__(self, words: list[Word], width: float | None, height: float | None) -> None:
+        self.words = words
+        self.flat = page_keys(words)
+        self.used = [False] * len(words)
+        self.cursor = 0
+        """The flat index after the words the last block took."""
+        margin = [
+            width is not None and height is not None and _in_margin(w, width, height) for w in words
+        ]
+        self.in_margin = [all(margin[i] for i in indices) for _, indices in self.flat]
+
+    def _free(self, i: int) -> bool:
+        return not any(self.used[n] for n in self.flat[i][1])
+
+    def _matched(self, wanted: list[str], allowed: list[bool], lo: int, hi: int) -> list[int]:
+        """Flat indices (from ``lo`` to ``hi``) of ``wanted``'s words among the free, allowed
+        page words, in order."""
+        lo, hi = max(lo, 0), min(hi, len(self.flat))
+        available = [
+            self.flat[i][0] if allowed[i] and self._free(i) else "\0" for i in range(lo, hi)
+        ]
         matcher = difflib.SequenceMatcher(None, available, wanted, autojunk=False)
-        found_flat = [i for a, _, size in matcher.get_matching_blocks() for i in range(a, a + size)]
-        found = sorted({n for i in found_flat for n in flat[i][1]})
-        block.coverage = round(len(found_flat) / len(wanted), 3)
-        if not found:
-            continue
-        groups = list(_groups(found))
-        # a word matched alone far from the rest ("the", "of") is not the block
-        kept = [g for g in groups if len(g) >= 2 or len(groups) == 1]
-        for group in kept:
-            for index in group:
-                used[index] = True
-            block.regions.append(_region([words[i] for i in group], page))
+        return [lo + i for a, _, size in matcher.get_matching_blocks() for i in range(a, a + size)]
+
+    def _together(self, wanted: list[str], allowed: list[bool], lo: int, hi: int) -> list[int]:
+        """Flat indices of ``wanted``'s words standing together (starting from ``lo`` to
+        ``hi``), the run nearest the cursor."""
+        size = len(wanted)
+        runs = [
+            start
+            for start in range(max(lo, 0), min(hi, len(self.flat) - size + 1))
+            if all(
+                self.flat[start + k][0] == wanted[k]
+                and allowed[start + k]
+                and self._free(start + k)
+                for k in range(size)
+            )
+        ]
+        if not runs:
+            return []
+        start = min(runs, key=lambda s: (abs(s - self.cursor), s < self.cursor))
+        return list(range(start, start + size))
+
+    def find(self, wanted: list[str], running: bool) -> list[int]:
+        """The flat indices of ``wanted`` (a block's words): near the previous block's first,
+        then anywhere (a short block only where its words stand together); a running line's
+        in the margin bands first."""
+        everywhere = [True] * len(self.flat)
+        scopes = [self.in_margin, everywhere] if running else [everywhere]
+        near = (self.cursor - LOCAL_BACK, self.cursor + len(wanted) + LOCAL_AHEAD)
+        short = len(wanted) < SHORT_BLOCK
+        search = self._together if short else self._matched
+        for scope in scopes:
+            found = search(wanted, scope, *near)
+            if len(found) >= (len(wanted) if short else LOCAL_SHARE * len(wanted)):
+                return found
+            found = search(wanted, scope, 0, len(self.flat))
+            if found:
+                return found
+        # a short block whose words the page spells apart (``mc²``: ``mc`` ``2``): near its
+        # neighbours, loosely
+        found = self._matched(wanted, everywhere, *near) if short else []
+        return found if len(found) * 2 >= len(wanted) else []
+
+
+def locate(
+    blocks: list[Block],
+    words: list[Word],
+    page: int,
+    size: tuple[float, float] | None = None,
+) -> None:
+    """Give each block of ``page`` its regions and coverage from the page's ``words``
+    (``size``: the page's width and height in points, for its margin bands). Longer blocks
+    are placed first, in reading order; then the short ones, each near the words its
+    neighbour before it took, among the words left."""
+    if not words:
+        return
+    width, height = size if size is not None else (None, None)
+    aligner = _Aligner(words, width, height)
+    wanted = [word_keys(block.text) for block in blocks]
+    ends: list[int | None] = [None] * len(blocks)
+    """Past the words each block took (flat indices): where the next short one is looked for."""
+    for short in (False, True):
+        for n, block in enumerate(blocks):
+            if not wanted[n] or (len(wanted[n]) < SHORT_BLOCK) is not short:
+                continue
+            if short:
+                aligner.cursor = next((e for e in reversed(ends[:n]) if e is not None), 0)
+            found = aligner.find(wanted[n], running=block.kind == "running")
+            block.coverage = round(len(found) / len(wanted[n]), 3)
+            if not found:
+                continue
+            ends[n] = aligner.cursor = max(found) + 1
+            groups = list(_groups(sorted({i for f in found for i in aligner.flat[f][1]})))
+            # a word matched alone far from the rest ("the", "of") is not the block
+            kept = [g for g in groups if len(g) >= 2 or len(groups) == 1]
+            for group in kept:
+                for index in group:
+                    aligner.used[index] = True
+                block.regions.append(_region([words[i] for i in group], page))
 
 
 def _running_blocks(page_index: dict[str, Any], page: int) -> tuple[list[Block], list[Block]]:
@@ -372,7 +500,7 @@ def _located(doc: Any, blocks: list[Block], tree: Path, number: int) -> dict[str
     except Exception as exc:  # a page MuPDF cannot read (the converter read it otherwise)
         log.warning("page %d: no regions (%s)", number, exc)
         return None
-    locate(blocks, words, number)
+    locate(blocks, words, number, (size["width"], size["height"]))
     return {"page": number, **size, "words": origin}
 
 
@@ -394,10 +522,15 @@ def _open_pdf(source: Path | None) -> Any:
 
 
 def _page_words(page: Any, tree: Path, number: int) -> tuple[list[Word], str]:
-    """The page's words: its text layer's, else its OCR's; and which."""
+    """The page's words: its text layer's, else its OCR's (PP-OCR's when its reading was
+    the one kept, else Tesseract's); and which."""
     words = text_layer_words(page)
     if words:
         return words, "text-layer"
+    lines = tree / ocr_aside_member(number, OcrAside.SECOND_READER)
+    if lines.is_file():
+        zoom = rapid_ocr.zoom(page.rect.width, page.rect.height)
+        return rapid_ocr_words(lines.read_text(encoding="utf-8"), zoom), "ocr"
     tsv = tree / ocr_aside_member(number, OcrAside.WORDS)
     if tsv.is_file():
         return ocr_words(tsv.read_text(encoding="utf-8"), page.rect.width), "ocr"

@@ -27,9 +27,14 @@ from common import CLI, table
 from corpus import fetch, page_count
 
 from bucketdigest.shared.archives import extract
-from bucketdigest.shared.result import DOCUMENT_STRUCTURE
+from bucketdigest.shared.result import DOCUMENT_STRUCTURE, OcrAside, ocr_aside_member
+from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.document_blocks import (
+    MARGIN_Y,
+    Word,
     document_structure,
+    ocr_words,
+    rapid_ocr_words,
     text_layer_words,
     word_keys,
     words_inside,
@@ -38,6 +43,30 @@ from bucketdigest.worker.pagetext import document_pages
 
 PAGES = 40
 """Longer documents are left out (the bench should take minutes)."""
+
+
+def _kind(block: dict, page: dict) -> str:
+    """The row a block is counted in: its kind; a running line that is a bare number a page
+    number; any block of a page read by OCR an OCR'd page's."""
+    if page["words"] == "ocr":
+        return "(on OCR'd pages)"
+    if block["kind"] == "running" and re.fullmatch(r"[\divxlcIVXLC]{1,5}", block["text"].strip()):
+        return "page number"
+    return str(block["kind"])
+
+
+def _page_words(page: pymupdf.Page, tree: Path, entry: dict) -> list[Word]:
+    """The words a block was located among: the text layer's, or the OCR's kept in the
+    result (PP-OCR's lines when its reading was kept, else Tesseract's words)."""
+    if entry["words"] == "text-layer":
+        return text_layer_words(page)
+    number = entry["page"]
+    lines = tree / ocr_aside_member(number, OcrAside.SECOND_READER)
+    if lines.is_file():
+        zoom = rapid_ocr.zoom(page.rect.width, page.rect.height)
+        return rapid_ocr_words(lines.read_text(encoding="utf-8"), zoom)
+    tsv = tree / ocr_aside_member(number, OcrAside.WORDS)
+    return ocr_words(tsv.read_text(encoding="utf-8"), page.rect.width) if tsv.is_file() else []
 
 
 def run(quick: bool) -> str:
@@ -56,6 +85,7 @@ def run(quick: bool) -> str:
                        capture_output=True)  # fmt: skip
         shares: dict[str, list[float]] = defaultdict(list)
         located: dict[str, list[bool]] = defaultdict(list)
+        in_margin: list[bool] = []
         sizes, pages_total, seconds, chain_seconds = 0, 0, 0.0, 0.0
         results = sorted((bucket / "store" / "out").glob("*.zip"))
         missing: list[str] = []
@@ -83,21 +113,30 @@ def run(quick: bool) -> str:
             document_structure(archive.stem, document_pages(tree), tree, source)
             seconds += time.perf_counter() - started
             doc = pymupdf.open(source)
-            words_of = {}
+            words_of: dict[int, list[Word]] = {}
             for block in structure["blocks"]:
                 if not block["text"] or block["kind"] == "picture":
                     continue
-                located[block["kind"]].append(bool(block["regions"]))
                 page = structure["pages"][block["page"] - 1]
-                if not block["regions"] or page["words"] != "text-layer":
+                kinds = [_kind(block, page)]
+                if kinds[0] == "page number" and block["regions"]:
+                    height = page["height"] or 1
+                    margin = all(
+                        r["y1"] < height * MARGIN_Y or r["y0"] > height * (1 - MARGIN_Y)
+                        for r in block["regions"]
+                    )
+                    in_margin.append(margin)
+                for kind in kinds:
+                    located[kind].append(bool(block["regions"]))
+                if not block["regions"] or page["words"] == "none":
                     continue
                 if block["page"] not in words_of:
-                    words_of[block["page"]] = text_layer_words(doc[block["page"] - 1])
-                shares[block["kind"]].append(
-                    words_inside(
-                        word_keys(block["text"]), block["regions"], words_of[block["page"]]
-                    )
+                    words_of[block["page"]] = _page_words(doc[block["page"] - 1], tree, page)
+                share = words_inside(
+                    word_keys(block["text"]), block["regions"], words_of[block["page"]]
                 )
+                for kind in kinds:
+                    shares[kind].append(share)
             doc.close()
             shutil.rmtree(tree)
     rows = []
@@ -122,9 +161,12 @@ def run(quick: bool) -> str:
     return (
         f"{len(results)} corpus documents with pages ({pages_total} pages, up to {PAGES} a "
         "document), `bucketdigest run` with its default options. Words inside: of a block's "
-        "words, the share found among the text-layer words whose centres lie in its regions "
-        "(blocks on OCR'd pages are left out of that column).\n\n"
+        "words, the share found among the page's words (its text layer's, or for a page read "
+        "by OCR the OCR's) whose centres lie in its regions. Page numbers are the running "
+        "lines that are a bare number; blocks of OCR'd pages are counted in their own row.\n\n"
         + table(header, rows)
+        + f"\n\nPage numbers boxed in the page's top or bottom band: {sum(in_margin)} of "
+        f"{len(in_margin)} ({sum(in_margin) / max(1, len(in_margin)):.1%}).\n"
         + f"\n\ndocument.json adds {sizes / max(1, pages_total) / 1024:.1f} KiB a page "
         f"(stored deflated in the zip: less) and takes {seconds / max(1, pages_total) * 1000:.0f}"
         " ms a page to build (the search-keyword digester), "

@@ -136,3 +136,44 @@ def test_unicode_line_boundaries_inside_a_paragraph_leave_the_next_blocks_markdo
     markdown = f"# Title\n\nFirst {inside} end.\n\n## Next\n\nSecond paragraph.\n"
     blocks = page_blocks(markdown, 1)
     assert [b.markdown for b in blocks[-2:]] == ["## Next", "Second paragraph."]
+
+
+def _page(path: Path, draw: list[tuple[tuple[float, float], str, float]]) -> Path:
+    """A PDF page with ``draw``'s texts at their points, in this order in its content."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    for point, text, size in draw:
+        page.insert_text(point, text, fontsize=size)
+    doc.save(path)
+    return path
+
+
+def test_a_formula_is_placed_on_its_own_symbols_not_on_the_same_ones_in_the_prose(
+    tmp_path: Path,
+) -> None:
+    before = "Let the three sides of the triangle be named as the figure shows them."
+    after = "Here the sides a b c are the legs and the hypotenuse of the right triangle."
+    source = _page(
+        tmp_path / "formula.pdf",
+        [((56, 100), before, 10), ((56, 200), after, 10), ((250, 150), "a + b = c", 14)],
+    )
+    markdown = f"{before}\n\n$$a + b = c$$\n\n{after}\n"
+    structure = document_structure("0" * 64, [markdown], tmp_path, source)
+    formula, prose = structure["blocks"][1], structure["blocks"][2]
+    assert formula["kind"] == "formula"
+    (region,) = formula["regions"]
+    assert region["x0"] > 240 and 130 < region["y0"] < 150, region
+    words = text_layer_words(pymupdf.open(source)[0])
+    assert words_inside(word_keys(prose["text"]), prose["regions"], words) == 1.0
+
+
+def test_a_running_page_number_is_boxed_in_the_margin_not_in_a_reference(tmp_path: Path) -> None:
+    body = "The rules for sieges are on page 12 of the second book, with the tables."
+    source = _page(tmp_path / "numbered.pdf", [((56, 300), body, 10), ((290, 40), "12", 10)])
+    (tmp_path / "pages.json").write_text(json.dumps({"running": [{"header": ["12"]}]}))
+    structure = document_structure("0" * 64, [f"{body}\n"], tmp_path, source)
+    number, paragraph = structure["blocks"]
+    assert number["kind"] == "running"
+    (region,) = number["regions"]
+    assert region["y0"] < 45 and region["x0"] > 280, region
+    assert paragraph["coverage"] == 1.0 and paragraph["regions"][0]["y0"] > 280

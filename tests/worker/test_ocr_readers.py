@@ -51,6 +51,15 @@ def test_pages_tesseract_cannot_read_are_read_upright_or_by_pp_ocr(tmp_path: Pat
         ocr = _ocr_record(chinese)
         assert set(ocr["second_reader"]) == {"1"}
         assert "RapidOCR" in ocr["engine"]
+        # PP-OCR's lines give the page's blocks their regions, where the scan shows them
+        structure = json.loads(chinese.read("document.json"))
+        assert structure["pages"][0]["words"] == "ocr"
+        lines = [b for b in structure["blocks"] if b["text"]]
+        assert [b["text"].replace(" ", "") for b in lines] == CHINESE
+        for number, block in enumerate(lines):
+            (region,) = block["regions"]
+            top = 120 + 60 * number - 28  # chinese_scan_pdf's baseline, less the font size
+            assert abs(region["y0"] - top) < 12 and abs(region["x0"] - 72) < 12, region
     with result("letter.pdf") as letter:
         page = letter.read("document.md").decode()
         assert "<!--doubtful-->" in page, "neither reader is sure: marked doubtful"
