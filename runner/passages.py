@@ -38,6 +38,7 @@ class Passage:
             "headings": list(self.hit.headings),
             "chunk_id": self.hit.chunk_id,
             "blocks": list(self.blocks),
+            "answer_blocks": list(self.hit.focus),
             "regions": [dict(r) for r in self.regions],
             "chunk_regions": [dict(r) for r in self.hit.chunk_regions],
             "file_type": self.hit.file_type,

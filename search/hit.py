@@ -62,7 +62,7 @@ class Hit:
             "repeats": self.repeats,
             "regions": [dict(r) for r in self.regions],
             "chunk_regions": [dict(r) for r in self.chunk_regions],
-            "blocks": list(self.focus),
+            "answer_blocks": list(self.focus),
             "view": self.view,
             "tags": list(self.tags),
             "snippet": self.snippet.text,

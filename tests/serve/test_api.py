@@ -327,7 +327,7 @@ def test_the_command_lines_json_hits_carry_their_regions_too(served: Served) -> 
     hits = json.loads(answer.output)
     on_pdf = next(h for h in hits if h["digest"] == served.digests["rulebooks/long.pdf"])
     assert on_pdf["regions"] and f"chunk={on_pdf['chunk_id']}&blocks=" in on_pdf["view"]
-    assert on_pdf["blocks"] and len(on_pdf["chunk_regions"]) >= len(on_pdf["regions"])
+    assert on_pdf["answer_blocks"] and len(on_pdf["chunk_regions"]) >= len(on_pdf["regions"])
 
 
 def test_a_document_shows_a_few_passages_and_a_link_to_the_rest(

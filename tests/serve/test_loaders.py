@@ -42,6 +42,12 @@ def test_the_langchain_loader_and_retriever_give_passages_with_pages_and_regions
     found = retriever.invoke("boarding the enemy ship")
     assert found[0].metadata["source"] == "naval/broadsides.md"
     assert "Boarding actions begin" in found[0].page_content, "the whole passage, not a snippet"
+    on_pdf = retriever.invoke("The Long Rulebook")
+    pdf_hit = next(d.metadata for d in on_pdf if d.metadata["source"] == "rulebooks/long.pdf")
+    assert pdf_hit["title"] == "long.pdf"
+    assert pdf_hit["answer_blocks"] and set(pdf_hit["answer_blocks"]) <= set(pdf_hit["blocks"])
+    assert pdf_hit["regions"] and all(r in pdf_hit["chunk_regions"] for r in pdf_hit["regions"])
+    assert len(pdf_hit["regions"]) < len(pdf_hit["chunk_regions"]), "the part that answers"
     only_pdfs = BucketdigestRetriever(bucket=bucket, k=5, file_type="pdf").invoke("attack")
     assert only_pdfs and all(d.metadata["file_type"] == "pdf" for d in only_pdfs)
 
