@@ -10,7 +10,6 @@ from typing import Any
 from bucketdigest.search.focus import blocks_by_id, focused_hit
 from bucketdigest.search.hit import Hit
 from bucketdigest.shared import keys
-from bucketdigest.shared.embedding import query_embedder
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE, ResultZip
@@ -73,7 +72,7 @@ def passages(store: Store, hits: list[Hit], query: str = "") -> list[Passage]:
             read[hit.digest] = ({c["id"]: c for c in chunks}, blocks)
         chunks_by_id, blocks = read[hit.digest]
         chunk = chunks_by_id.get(hit.chunk_id or "", {})
-        located = focused_hit(hit, chunk, blocks, query, query_embedder().encode)
+        located = focused_hit(hit, chunk, blocks, query)
         found.append(
             Passage(
                 located,

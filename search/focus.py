@@ -5,18 +5,17 @@ a question is one of them. The blocks that hold the query's words (stemmed as th
 stems them; CJK as character pairs) are picked greedily: first the one holding the most of
 them, then others only while each adds words the picked ones lack, at most
 :data:`MAX_BLOCKS`. When no block holds any (a question in other words than the passage),
-the block closest in meaning is picked. A hit's ``regions`` are the picked blocks' regions;
-the chunk's own stay beside them.
+none is picked and the hit keeps the whole chunk's regions: embedding each block of each hit
+to find the closest in meaning costs a search about 40 ms a block on this machine's CPU. A
+hit's ``regions`` are the picked blocks' regions; the chunk's own stay beside them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
-
-import numpy as np
 
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.snippet import query_stems, stem
@@ -30,7 +29,6 @@ SHOWN_KINDS = frozenset(
 _WORD = re.compile(r"[^\W_]+")
 
 Block = Mapping[str, Any]
-Encode = Callable[[Sequence[str]], np.ndarray]
 
 
 def _held(text: str, stems: set[str], pairs: set[str]) -> set[str]:
@@ -39,21 +37,16 @@ def _held(text: str, stems: set[str], pairs: set[str]) -> set[str]:
     return (stems & words) | {pair for pair in pairs if pair in text}
 
 
-def passage_blocks(
-    blocks: Sequence[Block], query: str, encode: Encode | None = None
-) -> list[Block]:
-    """The blocks of ``blocks`` (one chunk's, in reading order) that answer ``query``, in
-    reading order; ``encode`` (texts → unit vectors) picks by meaning when no block holds a
-    word of the query (none: nothing picked then)."""
+def passage_blocks(blocks: Sequence[Block], query: str) -> list[Block]:
+    """The blocks of ``blocks`` (one chunk's, in reading order) that hold words of ``query``
+    (see the module's docstring), in reading order."""
     shown = [b for b in blocks if b.get("kind") in SHOWN_KINDS and str(b.get("text", "")).strip()]
-    if not shown:
-        return []
     stems = {s for s in query_stems(query) if not CJK_RUN.match(s)}
     pairs = set(cjk_pairs(query))
     held = [_held(str(b["text"]), stems, pairs) for b in shown]
     picked: list[int] = []
     covered: set[str] = set()
-    while len(picked) < MAX_BLOCKS:
+    while shown and len(picked) < MAX_BLOCKS:
         gains = [
             (len(words - covered), b.get("kind") != "heading", -n)
             for n, (b, words) in enumerate(zip(shown, held, strict=True))
@@ -63,12 +56,6 @@ def passage_blocks(
             break
         picked.append(best)
         covered |= held[best]
-    if not picked and encode is not None:
-        # by meaning, a heading is no passage: the text under it is
-        candidates = [n for n, b in enumerate(shown) if b.get("kind") != "heading"]
-        candidates = candidates or list(range(len(shown)))
-        vectors = encode([query, *(str(shown[n]["text"]) for n in candidates)])
-        picked = [candidates[int(np.argmax(vectors[1:] @ vectors[0]))]]
     return [shown[n] for n in sorted(picked)]
 
 
@@ -82,7 +69,6 @@ def focused_hit(
     chunk: Mapping[str, Any] | None,
     blocks: Mapping[str, Block],
     query: str,
-    encode: Encode | None = None,
 ) -> Hit:
     """``hit`` with its regions: those of the blocks of ``chunk`` (its record in
     ``chunks.jsonl``) that answer ``query``, of the whole chunk when none does, the chunk's as
@@ -91,7 +77,7 @@ def focused_hit(
         return hit
     every = tuple(dict(r) for r in chunk.get("regions") or ())
     mine = [blocks[i] for i in chunk.get("blocks") or () if i in blocks]
-    picked = [b for b in passage_blocks(mine, query, encode) if b.get("regions")]
+    picked = [b for b in passage_blocks(mine, query) if b.get("regions")]
     return replace(
         hit,
         regions=regions_of(picked) or every,

@@ -37,7 +37,6 @@ from bucketdigest.serve.page_images import (
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.embedding import query_embedder
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
@@ -195,7 +194,7 @@ class Backend:
             return hit
         chunk = self._chunk(hit.digest, hit.chunk_id)
         blocks = self._blocks(hit.digest) if chunk else {}
-        return focused_hit(hit, chunk, blocks, query, query_embedder().encode)
+        return focused_hit(hit, chunk, blocks, query)
 
     def passage_regions(
         self, digest: str, chunk_id: str, focus: tuple[str, ...] = ()
