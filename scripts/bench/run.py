@@ -139,7 +139,9 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add("Workers without credentials: the broker", fleet.broker_run(args.quick))
         add("Events under a failing receiver", fleet.events_run(args.quick))
     if "structure" in wanted:
-        add("document.json: regions on real pages, and its cost", structure.run(args.quick))
+        regions, reading = structure.run(args.quick)
+        add("document.json: regions on real pages, and its cost", regions)
+        add("Tags and snippets on real documents", reading)
     if "damage" in wanted:
         add("Damage: one damaged object costs only itself", damage.run(args.quick))
     return out

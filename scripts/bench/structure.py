@@ -1,5 +1,6 @@
 """document.json on real documents: how well each block's region covers its words, and what the
-file adds to a result (bytes and time per page).
+file adds to a result (bytes and time per page); and on the same results, what a reader sees:
+tags made of table header words alone, and snippets that still show Markdown.
 
 The corpus's paged documents (PDFs and e-books, every category, at most ``PAGES`` pages each)
 are converted with ``bucketdigest run`` and its default options. For every block with words,
@@ -26,8 +27,10 @@ import pymupdf
 from common import CLI, table
 from corpus import fetch, page_count
 
+from bucketdigest.search.snippet import make_snippet
 from bucketdigest.shared.archives import extract
-from bucketdigest.shared.result import DOCUMENT_STRUCTURE, OcrAside, ocr_aside_member
+from bucketdigest.shared.jsonlines import loads_lines
+from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE, OcrAside, ocr_aside_member
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.document_blocks import (
     MARGIN_Y,
@@ -43,6 +46,68 @@ from bucketdigest.worker.pagetext import document_pages
 
 PAGES = 40
 """Longer documents are left out (the bench should take minutes)."""
+
+
+_MARKDOWN = re.compile(r"\*\*|(?<!\w)_[^_\s]+_(?!\w)|\||^#|!\[|\]\(|<!--")
+"""What a snippet shows when Markdown is left in it: emphasis, table pipes, headings, image
+and link syntax, comments."""
+
+
+class Reading:
+    """Tags and snippets of the results, as a reader sees them."""
+
+    def __init__(self) -> None:
+        self.documents = self.tags = self.header_tags = self.with_tables = 0
+        self.snippets = self.marked = 0
+        self.examples: list[str] = []
+
+    def add(self, structure: dict, tree: Path) -> None:
+        blocks = structure["blocks"]
+        header = {
+            key
+            for b in blocks
+            if b["kind"] == "table"
+            for row in b.get("rows") or []
+            for cell in row
+            if cell.get("header")
+            for key in word_keys(cell["text"])
+        }
+        body = {
+            key
+            for b in blocks
+            if b["kind"] in ("heading", "paragraph", "list_item")
+            for key in word_keys(b["text"])
+        }
+        tags_file = tree / "tags.json"
+        tags = (
+            [t["keyword"] for t in json.loads(tags_file.read_text())] if tags_file.is_file() else []
+        )
+        self.documents += 1
+        self.with_tables += bool(header)
+        self.tags += len(tags)
+        for tag in tags:
+            words = set(word_keys(tag))
+            if words and words <= header and not words <= body:
+                self.header_tags += 1
+                if len(self.examples) < 5:
+                    self.examples.append(tag)
+        chunks_file = tree / CHUNKS
+        if chunks_file.is_file():
+            for chunk in loads_lines(chunks_file.read_text(encoding="utf-8")):
+                self.snippets += 1
+                shown = make_snippet(chunk["text"], "", width=100_000).text
+                self.marked += bool(_MARKDOWN.search(shown))
+
+    def report(self, results: int) -> str:
+        return (
+            f"The same {results} results: {self.tags} tags of {self.documents} documents "
+            f"({self.with_tables} with tables); {self.header_tags} tags made of table header "
+            "words alone (every word in a header cell, not all in the headings, paragraphs and "
+            f"list items)"
+            + (f", such as {', '.join(repr(e) for e in self.examples)}" if self.examples else "")
+            + f". Snippets of every chunk ({self.snippets}): {self.marked} still show Markdown "
+            "(emphasis, table pipes, heading marks, image or link syntax, comments).\n"
+        )
 
 
 def _kind(block: dict, page: dict) -> str:
@@ -69,7 +134,7 @@ def _page_words(page: pymupdf.Page, tree: Path, entry: dict) -> list[Word]:
     return ocr_words(tsv.read_text(encoding="utf-8"), page.rect.width) if tsv.is_file() else []
 
 
-def run(quick: bool) -> str:
+def run(quick: bool) -> tuple[str, str]:
     files = [(p, c) for p, c in fetch() if p.suffix.lower() in (".pdf", ".epub", ".xps", ".cbz")]
     chosen = [(p, c) for p, c in files if 0 < page_count(p) <= PAGES][: 4 if quick else None]
     with tempfile.TemporaryDirectory() as scratch:
@@ -86,6 +151,7 @@ def run(quick: bool) -> str:
         shares: dict[str, list[float]] = defaultdict(list)
         located: dict[str, list[bool]] = defaultdict(list)
         in_margin: list[bool] = []
+        reading = Reading()
         sizes, pages_total, seconds, chain_seconds = 0, 0, 0.0, 0.0
         results = sorted((bucket / "store" / "out").glob("*.zip"))
         missing: list[str] = []
@@ -112,6 +178,7 @@ def run(quick: bool) -> str:
             started = time.perf_counter()
             document_structure(archive.stem, document_pages(tree), tree, source)
             seconds += time.perf_counter() - started
+            reading.add(structure, tree)
             doc = pymupdf.open(source)
             words_of: dict[int, list[Word]] = {}
             for block in structure["blocks"]:
@@ -158,7 +225,7 @@ def run(quick: bool) -> str:
     ))  # fmt: skip
     header = ("block kind", "blocks", "with a region", "median words inside",
               "blocks with ≥95% inside")  # fmt: skip
-    return (
+    regions = (
         f"{len(results)} corpus documents with pages ({pages_total} pages, up to {PAGES} a "
         "document), `bucketdigest run` with its default options. Words inside: of a block's "
         "words, the share found among the page's words (its text layer's, or for a page read "
@@ -174,3 +241,4 @@ def run(quick: bool) -> str:
         f"({chain_seconds / max(1, pages_total):.2f} s a page).\n"
         + "".join(f"\n- no document.json: {m}" for m in missing)
     )
+    return regions, reading.report(len(results))
