@@ -27,7 +27,7 @@ from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms, near_duplicates
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
-from bucketdigest.shared.errors import IndexDamaged, InvalidQuery
+from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
 from bucketdigest.shared.naming import display_name
 
 OVERFETCH = 10
@@ -36,6 +36,15 @@ NPROBES = 20
 
 _MISSING_FILE = ("Not found", "No such file")
 """How Lance says a file its manifest names is not there."""
+_READ_FAILED = (
+    "LanceError(IO)",
+    "Generic S3 error",
+    "error sending request",
+    "Timeout",
+    "timed out",
+)
+"""How Lance says reading the store failed (its errors are ValueErrors): the store's trouble,
+not the query's."""
 KNOWN_WORD_CHARS = 4
 """Shorter words the model knows (the, and, of) say nothing about whether a query does."""
 SIMILARITY_FLOOR = 0.25
@@ -119,14 +128,18 @@ def _keyword_weight(query: str, complete: bool) -> float:
     return KEYWORD_WEIGHT if complete else QUESTION_KEYWORD_WEIGHT
 
 
-def _clear_winner(scores: list[float], margin: float, *, relative: bool = False) -> bool:
+def _clear_winner(
+    scores: list[float], margin: float, *, relative: bool = False, floor: float | None = None
+) -> bool:
     """Whether a ranking's first score leads its second by ``margin`` (a difference, or with
-    ``relative`` a ratio); a lone hit leads by its being alone."""
+    ``relative`` a ratio); a lone hit leads ``floor`` so, or by its being alone without one
+    (a lone semantic hit just over the relevance floor is no clear winner)."""
     if not scores:
         return False
-    if len(scores) == 1:
+    second = scores[1] if len(scores) > 1 else floor
+    if second is None:
         return True
-    first, second = scores[0], scores[1]
+    first = scores[0]
     return first >= second * margin if relative else first - second >= margin
 
 
@@ -206,20 +219,26 @@ class Searcher:
             limit=fetch,
         ).to_pylist()
 
-    def _understood(self, table: Any, request: SearchRequest) -> bool:
+    def _understood(self, table: Any, request: SearchRequest, held: bool | None) -> bool:
         """Whether the query says something the model or the index knows: a word of
         :data:`KNOWN_WORD_CHARS` letters or more the model has whole in its vocabulary, or any
-        word the index holds. Gibberish (``asdfghjkl``) still comes out of the model as a
-        vector, and every vector has neighbours; without this test it would find them."""
+        word the index holds (``held``: whether the keyword query found rows, when it ran).
+        Gibberish (``asdfghjkl``) still comes out of the model as a vector, and every vector
+        has neighbours; without this test it would find them."""
         words = re.findall(r"\w+", request.query)
         if any(len(word) >= KNOWN_WORD_CHARS and known_word(word) for word in words):
             return True
-        return bool(self._keyword(table, request, 1))
+        return held if held is not None else bool(self._keyword(table, request, 1))
 
     def _semantic(
-        self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
+        self,
+        table: Any,
+        request: SearchRequest,
+        fetch: int,
+        columns: tuple[str, ...] = (),
+        held: bool | None = None,
     ) -> list[dict[str, Any]]:
-        if not self._understood(table, request):
+        if not self._understood(table, request, held):
             return []
         nearest = {
             "column": "vector",
@@ -262,7 +281,7 @@ class Searcher:
         # the words a row is matched by (a chunk's headings and text: .terms.matched_text)
         read = tuple(dict.fromkeys((*(("digest",) if chunks else ()), *columns)))
         keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
-        semantic = self._semantic(table, request, fetch, read)
+        semantic = self._semantic(table, request, fetch, read, held=bool(keyword))
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
         held = {r[_OFFSET]: coverage(request.query, r[TERMS]) for r in keyword}
         complete = max(held.values(), default=0.0) >= 1.0
@@ -289,7 +308,11 @@ class Searcher:
                 )
         ranked = sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
         winners = [
-            _clear_winner([1.0 - float(r["_distance"]) for r in semantic], SEMANTIC_MARGIN),
+            _clear_winner(
+                [1.0 - float(r["_distance"]) for r in semantic],
+                SEMANTIC_MARGIN,
+                floor=SIMILARITY_FLOOR,
+            ),
             _clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
         ]
         for winner, rows in zip(winners, (semantic, keyword), strict=True):
@@ -331,11 +354,15 @@ class Searcher:
             light = (*_PICKING, *(("names", "sources") if exact else ())) if chunks else ()
             ranked, candidates = self._ranked(table, request, fetch, light)
         except (ValueError, OSError) as exc:
+            first_line = str(exc).split("\n")[0][:200]
             if any(sign in str(exc) for sign in _MISSING_FILE):
-                first_line = str(exc).split("\n")[0][:200]
                 raise IndexDamaged(
                     f"the index lacks one of its files ({first_line}): "
                     f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
+                ) from exc
+            if isinstance(exc, OSError) or any(sign in str(exc) for sign in _READ_FAILED):
+                raise SearchIndexError(
+                    f"the index could not be read ({first_line}): try again shortly"
                 ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
         if chunks:

@@ -61,8 +61,14 @@ def matched_text(text: str, headings: list[str]) -> str:
     """What a keyword search matches a chunk by: the headings it stands under (chapter,
     section), then its text. A question names the topic a section's title names ("the density
     of the t distribution") more often than the words of a formula or table under it."""
-    path = " ".join(h.strip("#* ") for h in headings)
+    path = " ".join(heading_title(h) for h in headings)
     return f"{path}\n{text}" if path else text
+
+
+def heading_title(line: str) -> str:
+    """A heading's words without its Markdown marks (``## **Combat**`` → ``Combat``): how a
+    chunk's headings are matched and left out of its fingerprint alike."""
+    return line.strip().strip("#*_ ").strip()
 
 
 FINGERPRINT_MIN_WORDS = 12
@@ -121,16 +127,12 @@ def fingerprints(texts: Sequence[str], headings: Sequence[Sequence[str]]) -> lis
     return out
 
 
-def _title(line: str) -> str:
-    return line.strip().strip("#*").strip()
-
-
 def _fingerprinted_words(text: str, headings: Sequence[str]) -> list[str]:
-    titles = {_title(h) for h in headings}
+    titles = {heading_title(h) for h in headings}
     body = "\n".join(
         line
         for line in text.split("\n")
-        if _title(line) not in titles and not _HEADING_LINE.match(line)
+        if heading_title(line) not in titles and not _HEADING_LINE.match(line)
     )
     return index_terms(body).casefold().translate(_PUNCTUATION).split()
 

@@ -238,3 +238,32 @@ def test_queries_share_one_embedding_model_per_process(
     fresh = Searcher(searcher.chunks, searcher.documents)
     assert fresh.search(SearchRequest("another question about ships", mode=Mode.SEMANTIC))
     assert opened == []
+
+
+def test_a_store_error_during_a_search_is_the_indexs_trouble_not_the_querys(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bucketdigest.shared.errors import SearchIndexError
+
+    searcher, _ = indexed
+    calls: list[int] = []
+    keyword = Searcher._keyword
+
+    def counted(self: Searcher, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return keyword(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Searcher, "_keyword", counted)
+    assert searcher.search(SearchRequest("asdfghjkl zzqqxx")) == []
+    assert len(calls) == 1, "hybrid runs the keyword query once"
+
+    def failing(self: Searcher, *args: object, **kwargs: object) -> object:
+        raise OSError("Connection reset by peer")
+
+    monkeypatch.setattr(Searcher, "_keyword", failing)
+    for mode in MODES:
+        if mode is Mode.SEMANTIC:
+            continue
+        with pytest.raises(SearchIndexError, match="could not be read") as caught:
+            searcher.search(SearchRequest("ships", mode=mode))
+        assert not isinstance(caught.value, InvalidQuery)

@@ -235,3 +235,19 @@ def test_the_same_passage_under_another_heading_is_a_near_duplicate(
     assert terms.fingerprint(passage) == terms.fingerprint(titled, [heading])
     changed = " ".join([*words[:-1], "different"])
     assert terms.near_duplicates(terms.fingerprint(passage), terms.fingerprint(changed))
+
+
+def test_a_lone_semantic_hit_just_over_the_floor_is_no_clear_winner() -> None:
+    floor, margin = query.SIMILARITY_FLOOR, query.SEMANTIC_MARGIN
+    assert not query._clear_winner([floor + margin / 2], margin, floor=floor)
+    assert query._clear_winner([floor + margin * 2], margin, floor=floor)
+    assert query._clear_winner([0.9, 0.9 - margin * 2], margin, floor=floor)
+    assert not query._clear_winner([0.9, 0.9 - margin / 2], margin, floor=floor)
+    assert query._clear_winner([3.0], query.KEYWORD_MARGIN, relative=True), "words: alone leads"
+
+
+@given(_HEADING)
+def test_headings_are_stripped_alike_for_matching_and_fingerprints(heading: str) -> None:
+    marked = f"## **{heading}**"
+    assert terms.matched_text("body", [marked]) == terms.matched_text("body", [heading.strip()])
+    assert terms.heading_title(marked) == terms.heading_title(heading)
