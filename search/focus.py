@@ -12,14 +12,16 @@ hit's ``regions`` are the picked blocks' regions; the chunk's own stay beside th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.snippet import query_stems, stem
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+from bucketdigest.shared.jsonlines import loads_lines
 
 MAX_BLOCKS = 3
 SHOWN_KINDS = frozenset(
@@ -89,3 +91,34 @@ def focused_hit(
 def blocks_by_id(structure: Mapping[str, Any]) -> dict[str, Block]:
     """``document.json``'s blocks by id."""
     return {str(b["id"]): b for b in structure.get("blocks") or () if isinstance(b, Mapping)}
+
+
+@dataclass(frozen=True)
+class Locations:
+    """What a document's hits need to be pointed at: each chunk's blocks and regions, and
+    each block's kind, text and regions (from ``chunks.jsonl`` and ``document.json``)."""
+
+    chunks: dict[str, dict[str, Any]]
+    blocks: dict[str, Block]
+
+    @classmethod
+    def read(cls, chunks_jsonl: bytes, structure_json: bytes) -> Locations:
+        """From the two members' bytes (either may be empty: an older or damaged result)."""
+        chunks = {
+            str(c["id"]): {
+                "blocks": [str(b) for b in c.get("blocks") or ()],
+                "regions": list(c.get("regions") or ()),
+            }
+            for c in loads_lines(chunks_jsonl.decode("utf-8", "replace"))
+            if isinstance(c, dict) and "id" in c
+        }
+        try:
+            structure = json.loads(structure_json) if structure_json else {}
+        except ValueError:
+            structure = {}
+        kept = ("id", "kind", "text", "regions")
+        blocks = {
+            i: {k: b[k] for k in kept if k in b}
+            for i, b in (blocks_by_id(structure) if isinstance(structure, dict) else {}).items()
+        }
+        return cls(chunks, blocks)

@@ -4,11 +4,11 @@ the store, the result cache, a searcher kept warm, the status (briefly cached) a
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,7 +16,7 @@ from bucketdigest.ingestor.ingest import default_cache_dir
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.search.cache import IndexCacheSettings
-from bucketdigest.search.focus import blocks_by_id, focused_hit, regions_of
+from bucketdigest.search.focus import Locations, focused_hit, regions_of
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
@@ -106,8 +106,8 @@ class ServeSettings:
         return bool(self.token)
 
 
-STRUCTURES_KEPT = 16
-"""Documents whose ``document.json`` blocks a server keeps parsed."""
+LOCATIONS_KEPT = 256
+"""Documents whose chunks' and blocks' places a server keeps in memory."""
 
 
 class Backend:
@@ -120,7 +120,7 @@ class Backend:
         self._status: tuple[dict[str, Any], float] | None = None
         self._lock = threading.Lock()
         self._page_images: dict[tuple[str, int, int], PageImage] = {}
-        self._structures: dict[tuple[str, bytes], dict[str, Any]] = {}
+        self._locations: OrderedDict[str, Locations] = OrderedDict()
 
     def close(self) -> None:
         self.cache.close()
@@ -154,60 +154,46 @@ class Backend:
         hits = [self._focused(hit, request.query) for hit in self.searcher().search(request)]
         return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
 
-    def _chunk(self, digest: str, chunk_id: str) -> dict[str, Any] | None:
-        """Chunk ``chunk_id``'s record (none for a result made before ``document.json``, or
-        damaged)."""
-        try:
-            lines = self.cache.member(digest, CHUNKS).decode().split("\n")
-        except (BucketdigestError, UnicodeDecodeError):
-            return None
-        for line in lines:
-            if f'"{chunk_id}"' in line:
-                chunk = json.loads(line)
-                if isinstance(chunk, dict) and chunk.get("id") == chunk_id:
-                    return chunk
-        return None
-
-    def _blocks(self, digest: str) -> dict[str, Any]:
-        """``document.json``'s blocks by id (the last few documents' kept, by their bytes)."""
-        try:
-            data = self.cache.member(digest, DOCUMENT_STRUCTURE)
-        except BucketdigestError:
-            return {}
-        key = (digest, hashlib.blake2b(data, digest_size=16).digest())
+    def _located(self, digest: str) -> Locations:
+        """Where the chunks and blocks of ``digest`` stand (read once per version of its
+        result, the last :data:`LOCATIONS_KEPT` documents' kept): no zip is read per hit."""
+        version = self.cache.version(digest)
         with self._lock:
-            if key in self._structures:
-                return self._structures[key]
+            if version in self._locations:
+                self._locations.move_to_end(version)
+                return self._locations[version]
         try:
-            structure = json.loads(data)
-        except ValueError:
-            return {}
-        blocks = blocks_by_id(structure) if isinstance(structure, dict) else {}
+            found = self.cache.members(digest, [CHUNKS, DOCUMENT_STRUCTURE])
+            located = Locations.read(found.get(CHUNKS, b""), found.get(DOCUMENT_STRUCTURE, b""))
+        except BucketdigestError:  # damaged, or gone since: hits without regions
+            located = Locations({}, {})
         with self._lock:
-            self._structures[key] = blocks
-            while len(self._structures) > STRUCTURES_KEPT:
-                self._structures.pop(next(iter(self._structures)))
-        return blocks
+            self._locations[version] = located
+            while len(self._locations) > LOCATIONS_KEPT:
+                self._locations.popitem(last=False)
+        return located
 
     def _focused(self, hit: Hit, query: str) -> Hit:
         if hit.chunk_id is None:
             return hit
-        chunk = self._chunk(hit.digest, hit.chunk_id)
-        blocks = self._blocks(hit.digest) if chunk else {}
-        return focused_hit(hit, chunk, blocks, query)
+        try:
+            located = self._located(hit.digest)
+        except BucketdigestError:
+            return hit
+        return focused_hit(hit, located.chunks.get(hit.chunk_id), located.blocks, query)
 
     def passage_regions(
         self, digest: str, chunk_id: str, focus: tuple[str, ...] = ()
     ) -> tuple[dict[str, float], ...]:
         """Where the blocks ``focus`` of chunk ``chunk_id`` stand (the page view of a hit);
         the whole chunk's regions when ``focus`` names none of its blocks."""
-        chunk = self._chunk(digest, chunk_id)
+        located = self._located(digest)
+        chunk = located.chunks.get(chunk_id)
         if chunk is None:
             return ()
-        mine = set(chunk.get("blocks") or ()) & set(focus)
-        blocks = self._blocks(digest) if mine else {}
-        picked = [blocks[i] for i in chunk.get("blocks") or () if i in mine and i in blocks]
-        return regions_of(picked) or tuple(chunk.get("regions") or ())
+        mine = set(chunk["blocks"]) & set(focus)
+        picked = [located.blocks[i] for i in chunk["blocks"] if i in mine and i in located.blocks]
+        return regions_of(picked) or tuple(chunk["regions"])
 
     def page_size(self, digest: str, page: int) -> dict[str, float] | None:
         """Page ``page``'s width and height in points (``document.json``), or None when the

@@ -119,6 +119,11 @@ class ResultCache:
                 self._zips.set(key, handle, read=True)
         return key
 
+    def version(self, digest: str) -> str:
+        """Which version of the document's result is current (``digest:etag``; revalidated
+        as the cache revalidates): what is read from one version holds until it changes."""
+        return f"{digest}:{self._current_etag(digest)}"
+
     @contextmanager
     def open(self, digest: str) -> Iterator[zipfile.ZipFile]:
         """The document's result zip, opened for reading."""
