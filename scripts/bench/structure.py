@@ -60,6 +60,7 @@ class Reading:
         self.documents = self.tags = self.header_tags = self.with_tables = 0
         self.snippets = self.marked = 0
         self.examples: list[str] = []
+        self.marked_examples: list[str] = []
 
     def add(self, structure: dict, tree: Path) -> None:
         blocks = structure["blocks"]
@@ -96,7 +97,11 @@ class Reading:
             for chunk in loads_lines(chunks_file.read_text(encoding="utf-8")):
                 self.snippets += 1
                 shown = make_snippet(chunk["text"], "", width=100_000).text
-                self.marked += bool(_MARKDOWN.search(shown))
+                if found := _MARKDOWN.search(shown):
+                    self.marked += 1
+                    if len(self.marked_examples) < 5:
+                        start = max(0, found.start() - 25)
+                        self.marked_examples.append(shown[start : found.end() + 25])
 
     def report(self, results: int) -> str:
         return (
@@ -106,7 +111,13 @@ class Reading:
             f"list items)"
             + (f", such as {', '.join(repr(e) for e in self.examples)}" if self.examples else "")
             + f". Snippets of every chunk ({self.snippets}): {self.marked} still show Markdown "
-            "(emphasis, table pipes, heading marks, image or link syntax, comments).\n"
+            "(emphasis, table pipes, heading marks, image or link syntax, comments)"
+            + (
+                ", such as " + "; ".join(repr(e) for e in self.marked_examples)
+                if self.marked_examples
+                else ""
+            )
+            + ".\n"
         )
 
 

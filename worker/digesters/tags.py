@@ -9,8 +9,9 @@ The text is the document's body: its headings (counted twice: they say what a se
 about) and its paragraphs and list items, read off the pages' blocks. Tables, captions, code
 and formulas are left out (a table's header row, "Bytes Docs Tokens", is no topic), as are the
 running heads and page numbers (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`)
-and doubtful readings. A document with little body text (a spreadsheet, a slide of labels)
-is tagged from all its text.
+and doubtful readings. A document with little body text (a form, a spreadsheet) is tagged
+from its tables' rows too, still without their header rows; one with little even so (a slide
+of labels), from all its text.
 """
 
 from __future__ import annotations
@@ -33,17 +34,21 @@ MIN_BODY_WORDS = 40
 """Fewer words of body text than this: the document is tagged from all its text."""
 
 
-def body_text(pages: Sequence[str]) -> str:
+def body_text(pages: Sequence[str], tables: bool = False) -> str:
     """The headings (each :data:`HEADING_WEIGHT` times), paragraphs and list items of
-    ``pages`` (each page's Markdown), in order."""
+    ``pages`` (each page's Markdown), in order; with ``tables`` also the captions and the
+    cells of tables' rows under their header rows (what a form or a sheet says)."""
     parts: list[str] = []
     for number, page in enumerate(pages, start=1):
         for block in page_blocks(page, number):
             if block.kind == "heading":
                 parts += [block.text] * HEADING_WEIGHT
-            elif block.kind in BODY_KINDS:
+            elif block.kind in BODY_KINDS or (tables and block.kind == "caption"):
                 parts.append(block.text)
-    return "\n\n".join(parts)
+            elif tables and block.kind == "table":
+                rows = [r for r in block.rows or [] if not any(c["header"] for c in r)]
+                parts += [". ".join(c["text"] for c in row if c["text"]) for row in rows]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _words(phrase: str) -> tuple[str, ...]:
@@ -90,6 +95,8 @@ def document_tags(pages: Sequence[str]) -> list[tuple[str, float]]:
     import yake
 
     text = body_text(pages)
+    if len(text.split()) < MIN_BODY_WORDS:
+        text = body_text(pages, tables=True)
     if len(text.split()) < MIN_BODY_WORDS:
         text = "\n\n".join(plain_text(page) for page in pages)
     extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
