@@ -71,11 +71,13 @@ def _bucket(quick: bool) -> Path:
             copy = inbox / re.sub(r"\W+", "-", category) / f"{number:03d}-{path.name}"
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
-    subprocess.run(
+    ran = subprocess.run(
         [*CLI, "run", str(inbox), "--bucket", str(bucket), "--workers", "2"],
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if ran.returncode not in (0, 1):  # 1: some corpus files fail, as they should (encrypted)
+        raise RuntimeError(f"bucketdigest run failed ({ran.returncode}): {ran.stderr[-2000:]}")
     (root / "done").write_text("")
     return bucket
 
