@@ -33,6 +33,9 @@ _EMPHASIS = re.compile(
 )
 """Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark.
 A mark may close before a digit or a superscript (``_t_³``: an italic symbol with its power)."""
+_BOLD_MARKS = re.compile(r"\*{2,}")
+"""Bold marks, paired or not (the converter may close one in another block: ``AUTHORITY:**
+10 U.S.C.``): never text outside code, which keeps its Markdown."""
 _TABLE_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$|^(.*? \| .*)$", re.MULTILINE)
 """A table's row: in Markdown (``| a | b |``), or as chunks hold it (``a | b``)."""
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
@@ -119,6 +122,7 @@ def _without_syntax(markdown: str) -> str:
     text = _MARKS.sub("", text)
     text = _TABLE_RULE.sub("", text)
     text = _LINE_SYNTAX.sub("", text)
+    text = _BOLD_MARKS.sub("", text)
     text = _EMPHASIS.sub(r"\2", text)
     text = text.replace("\\](", "](")
     return re.sub(r"[ \t]+", " ", text).strip()

@@ -52,3 +52,10 @@ def test_a_snippet_is_plain_text_with_tables_as_cells_and_no_word_lost(
         for word in re.findall(r"\w+", cell):
             assert word in plain_words, (word, snippet)
     assert "; ".join(" ".join(c.split()) for c in rows[0]) in snippet
+
+
+def test_a_bold_mark_left_without_its_pair_leaves_the_snippet() -> None:
+    text = "AUTHORITY:** 10 U.S.C. 1553; Catherine **, Henry; **bold** and 2 * 3 stay."
+    assert make_snippet(text, "authority").text == (
+        "AUTHORITY: 10 U.S.C. 1553; Catherine , Henry; bold and 2 * 3 stay."
+    )

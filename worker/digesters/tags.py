@@ -10,8 +10,8 @@ about) and its paragraphs and list items, read off the pages' blocks. Tables, ca
 and formulas are left out (a table's header row, "Bytes Docs Tokens", is no topic), as are the
 running heads and page numbers (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`)
 and doubtful readings. A document with little body text (a form, a spreadsheet) is tagged
-from its tables' rows too, still without their header rows; one with little even so (a slide
-of labels), from all its text.
+from its tables' rows too, still without their header rows; one with none of these (a page
+of labels the converter set apart), from all its text.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def document_tags(pages: Sequence[str]) -> list[tuple[str, float]]:
     text = body_text(pages)
     if len(text.split()) < MIN_BODY_WORDS:
         text = body_text(pages, tables=True)
-    if len(text.split()) < MIN_BODY_WORDS:
+    if not text.strip():
         text = "\n\n".join(plain_text(page) for page in pages)
     extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
     return distinct(extractor.extract_keywords(text)) if text.strip() else []
