@@ -22,7 +22,7 @@ from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
-from bucketdigest.search.snippet import coverage, make_snippet
+from bucketdigest.search.snippet import make_snippet, query_words_held
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms, near_duplicates
 from bucketdigest.shared.config import StoreSettings
@@ -54,9 +54,11 @@ included. A keyword hit must match the query's words; in hybrid, one holding les
 :data:`HELD_FLOOR` of them must reach this similarity too."""
 HELD_FLOOR = 0.5
 """Hybrid: a passage holding this share of the query's words (a code, a name, half a pasted
-span) is a hit whatever its meaning; one sharing less (a word of a question the documents
-cannot answer) must come close in meaning, so such a question gets no hit rather than weak
-ones with negative scores."""
+span) or more than one of them is a hit whatever its meaning; one sharing a single word of a
+longer query (a word of a question the documents cannot answer) must come close in meaning, so
+such a question gets no hit rather than weak ones with negative scores. Two words held keep a
+hit the model cannot vouch for: its English model reads neither CJK nor an image's few words
+as close to a question about them."""
 
 KEYWORD_WEIGHT = 0.6
 """Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
@@ -283,7 +285,10 @@ class Searcher:
         keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
         semantic = self._semantic(table, request, fetch, read, held=bool(keyword))
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
-        held = {r[_OFFSET]: coverage(request.query, r[TERMS]) for r in keyword}
+        counts = {r[_OFFSET]: query_words_held(request.query, r[TERMS]) for r in keyword}
+        held = {
+            offset: found / asked if asked else 1.0 for offset, (found, asked) in counts.items()
+        }
         complete = max(held.values(), default=0.0) >= 1.0
         weight = _keyword_weight(request.query, complete)
         about: dict[str, float] = {}
@@ -292,7 +297,8 @@ class Searcher:
         scored: dict[int, float] = {}
         for row in keyword:
             similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
-            if held[row[_OFFSET]] < HELD_FLOOR and similarity < SIMILARITY_FLOOR:
+            weak = held[row[_OFFSET]] < HELD_FLOOR and counts[row[_OFFSET]][0] < 2
+            if weak and similarity < SIMILARITY_FLOOR:
                 continue  # a word in common, nothing in meaning: below the floor
             words = row["_score"] / best * held[row[_OFFSET]] ** 2
             scored[row[_OFFSET]] = (

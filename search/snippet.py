@@ -83,16 +83,14 @@ def query_stems(query: str) -> set[str]:
     return {stem(w) for w in words}
 
 
-def coverage(query: str, text: str) -> float:
-    """The share of the query's words (stemmed, stop words aside; CJK as character pairs, as
-    the index reads it) that ``text`` holds; 1 for a query without any."""
+def query_words_held(query: str, text: str) -> tuple[int, int]:
+    """How many of the query's words (stemmed, stop words aside; CJK as character pairs, as
+    the index reads it) ``text`` holds, and how many there are."""
     asked = {s for s in query_stems(query) if not CJK_RUN.match(s)}
     pairs = cjk_pairs(query)
-    if not asked and not pairs:
-        return 1.0
     held = {stem(w) for w in _WORD.findall(text)}
     found = len(asked & held) + sum(1 for pair in pairs if pair in text)
-    return found / (len(asked) + len(pairs))
+    return found, len(asked) + len(pairs)
 
 
 def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:

@@ -98,3 +98,16 @@ def test_english_search_is_unchanged_beside_cjk_text(cjk_index: Searcher) -> Non
 def test_the_pasted_characters_are_highlighted_in_the_snippet() -> None:
     snippet = make_snippet("東京都は日本の首都であり、世界有数の大都市である。", "世界有数の大都")
     assert snippet.marked() == "東京都は日本の首都であり、**世界有数の大都**市である。"
+
+
+def test_a_question_in_chinese_around_a_few_of_the_pages_words_finds_the_page_in_hybrid(
+    cjk_index: Searcher,
+) -> None:
+    """Most of a question's character pairs are its own wording; the English model cannot say
+    the page is close in meaning, so the words it holds must be enough to keep it."""
+    question = "为什么我的电脑上找不到网络安装程序"  # the page: 网络安装程序…非常适宜
+    keyword = cjk_index.search(SearchRequest(question, mode=Mode.KEYWORD, limit=10))
+    assert keyword and keyword[0].names == ("zh.pdf",)
+    hits = cjk_index.search(SearchRequest(question, mode=Mode.HYBRID, limit=10))
+    assert hits and hits[0].names == ("zh.pdf",)
+    assert "网络安装程序" in _squeezed(hits[0].snippet.text)
