@@ -19,6 +19,8 @@ import httpx
 import numpy as np
 from common import CLI, moto_server, new_bucket, table
 from load import searches_under_load
+from questions import load as load_questions
+from ranking import _bucket as corpus_bucket
 from searching import _fill, _percentiles, _queries
 
 from bucketdigest.serve.app import background_server
@@ -147,6 +149,12 @@ def run(quick: bool) -> str:
             _under_load(local.bucket, processes, load_queries, clients, seconds)
             for processes in (1, os.cpu_count() or 1)
         ]
+    real = corpus_bucket(quick)
+    questions = [q.text for q in load_questions()]
+    real_load = [
+        _under_load(str(real), processes, questions, clients, seconds)
+        for processes in (1, os.cpu_count() or 1)
+    ]
     pages = 20 if quick else 300
     data = _result_zip(pages, rng)
     with moto_server() as endpoint:
@@ -166,6 +174,11 @@ def run(quick: bool) -> str:
         f"cores: `load.py`) searching for {seconds:.0f} s, hybrid, "
         f"1,000 distinct queries of 2-4 words, 10 hits with snippets; latency in ms:\n\n"
         + table(("processes", "clients", "searches/s", "p50", "p95"), load)
+        + f"\n\nThe same on a bucket of real documents (the ranking bench's: the real-world "
+        f"corpus digested with default options), its {len(questions)} hand-written questions "
+        f"in turn; each hit with its answering blocks' regions (read from the result's "
+        f"`document.json` once per version, then kept) and its page view link:\n\n"
+        + table(("processes", "clients", "searches/s", "p50", "p95"), real_load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
         f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
         f"first byte in ms. Cold: a new server with an empty cache (the zip is downloaded); "
