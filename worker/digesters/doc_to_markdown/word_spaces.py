@@ -3,9 +3,10 @@
 pymupdf4llm reads a page's text through ``TextPage.extractDICT`` (both modes, and our plain
 pages through ``Page.get_text("dict")``), its tables' text through ``extractRAWDICT`` and
 ``extractWORDS``. While converting, these methods give right-to-left lines in reading order
-with their word spaces (:mod:`.rtl`; not in tables) and Korean lines with theirs
-(:mod:`.hangul`), and drop caps before their paragraphs (:mod:`.drop_caps`); pages with none
-of these are left as MuPDF gives them, at little cost.
+with their word spaces (:mod:`.rtl`; not in tables), Korean lines with theirs
+(:mod:`.hangul`), lines of a font whose width table lies with theirs (:mod:`.font_widths`), and
+drop caps before their paragraphs (:mod:`.drop_caps`); pages with none of these are left as
+MuPDF gives them, at little cost.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.drop_caps import joined_drop_caps
+from bucketdigest.worker.digesters.doc_to_markdown.font_widths import (
+    GLUED,
+    FontPrograms,
+    space_by_true_widths,
+)
 from bucketdigest.worker.digesters.doc_to_markdown.hangul import HANGUL_TEXT, space_hangul_line
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import (
     RTL_TEXT,
@@ -35,7 +41,7 @@ ligature's letters are no characters), and the text with ligatures kept is read 
 
 
 def _needs_fixing(text: str) -> bool:
-    return bool(RTL_TEXT.search(text) or HANGUL_TEXT.search(text))
+    return bool(RTL_TEXT.search(text) or HANGUL_TEXT.search(text) or GLUED.search(text))
 
 
 def _as_dict(blocks: list[dict[str, Any]]) -> None:
@@ -54,13 +60,19 @@ def _fixed(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, A
     ``chr()`` fails)."""
     try:
         raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
-        glyphs = Glyphs.of(textpage.parent)
+        glyphs: Glyphs | None = None
+        fonts = FontPrograms(textpage.parent)
+        for block in raw["blocks"]:
+            for line in block.get("lines", ()):
+                text = "".join(char["c"] for span in line["spans"] for char in span["chars"])
+                if RTL_TEXT.search(text) or HANGUL_TEXT.search(text):
+                    glyphs = glyphs or Glyphs.of(textpage.parent)
+                    if not merge_rtl_line(line, glyphs):
+                        space_hangul_line(line, glyphs)
+                elif GLUED.search(text):
+                    space_by_true_widths(line, fonts)
     except (SystemError, ValueError):
         return None
-    for block in raw["blocks"]:
-        for line in block.get("lines", ()):
-            if not merge_rtl_line(line, glyphs):
-                space_hangul_line(line, glyphs)
     _as_dict(raw["blocks"])
     return raw
 
