@@ -131,11 +131,15 @@ def _page_segmentation(tessdata: str) -> list[str]:
     return ["--psm", "1"] if (Path(tessdata) / "osd.traineddata").is_file() else []
 
 
-def read_image(image: bytes, language: str, tessdata: str, binary: str) -> OcrPage:
-    """OCR one page image (PNG bytes). One thread: workers run side by side on the cores."""
+def read_image(
+    image: bytes, language: str, tessdata: str, binary: str, block: bool = False
+) -> OcrPage:
+    """OCR one page image (PNG bytes); with ``block``, as one block of text (a strip cut from
+    a picture) rather than a page to lay out. One thread: workers run side by side on the
+    cores."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     command = [binary, "stdin", "stdout", "--tessdata-dir", tessdata, "-l", language]
-    command += [*_page_segmentation(tessdata), "tsv"]
+    command += [*(["--psm", "6"] if block else _page_segmentation(tessdata)), "tsv"]
     try:
         done = subprocess.run(command, input=image, capture_output=True, env=env, timeout=TIMEOUT)
     except subprocess.TimeoutExpired as exc:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pymupdf
+import pytest
 
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
@@ -52,3 +53,39 @@ def test_drawn_text_can_be_turned_off(tmp_path: Path) -> None:
     options = ConverterOptions(drawn_text=False)
     conversion = convert(source, "pdf", tmp_path / "work", options)
     assert "HARVEST" not in conversion.pages[0]
+
+
+def _logo(ground: tuple[float, float, float] | None) -> bytes:
+    """A header graphic: an emblem, a name in large letters and a small line under it, on a
+    white ground or a coloured band (white letters)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=300, height=70)
+    ink = (0.1, 0.1, 0.1)
+    if ground is not None:
+        page.draw_rect(page.rect, color=None, fill=ground)
+        ink = (1, 1, 1)
+    page.draw_circle((35, 35), 28, color=None, fill=(0.9, 0.4, 0.1))
+    page.draw_circle((35, 35), 14, color=None, fill=(1, 1, 1))
+    page.insert_text((75, 36), "ACME ROBOTICS", fontsize=22, fontname="hebo", color=ink)
+    page.insert_text((77, 55), "by Northwind Industries", fontsize=9, fontname="helv", color=ink)
+    return page.get_pixmap(dpi=150).tobytes("png")
+
+
+@pytest.mark.parametrize("ground", [None, (0.1, 0.2, 0.5)], ids=["white", "band"])
+def test_the_small_line_of_a_logo_is_read_with_its_large_lettering(
+    tmp_path: Path, ground: tuple[float, float, float] | None
+) -> None:
+    """Tesseract's page layout reads the large name and leaves the small line beside the
+    emblem out; the strip of letters no word covers is read again."""
+    source = tmp_path / "letterhead.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_image(pymupdf.Rect(40, 30, 250, 79), stream=_logo(ground))
+    page.insert_textbox(pymupdf.Rect(72, 160, 523, 500), BODY * 8, fontsize=11, fontname="tiro")
+    doc.save(source)
+
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+
+    text = plain_text(conversion.pages[0])
+    assert "ACME ROBOTICS by Northwind Industries" in text
+    assert text.index("Northwind") < text.index("The committee met")

@@ -21,6 +21,7 @@ import numpy as np
 import pymupdf
 
 from bucketdigest.shared.errors import DigestError
+from bucketdigest.worker.document_blocks import Word, ocr_words
 from bucketdigest.worker.tesseract import LINE_FLOOR, read_image, tessdata
 
 MIN_WIDTH = 30.0
@@ -44,6 +45,19 @@ INK_CONTRAST = 64
 """Grey levels (of 256) from the ground that make a pixel ink."""
 LETTERED_ROWS = 0.22
 """A region of print has more than this share of pixel rows crossing many strokes."""
+LETTER_EDGES = 16
+"""Edges of ink a row through a line of letters crosses at least (eight strokes: a few
+letters; an emblem's ring crosses four)."""
+MIN_STRIP_ROWS = 6
+MAX_STRIP_ROWS = 36
+"""Pixel rows a strip of letters spans to be read again (at :data:`DPI`: a line of 3 to 17
+points), four times as wide as high at least: a line of small print, not a drawing's
+rows (on the corpus, taller or squarer strips read again gave nothing to keep)."""
+STRIP_FLOOR = 85.0
+"""A strip read again is kept when Tesseract is this sure of it (the lines of an emblem's
+ring read as a strip come out as confident junk more often than a page's do)."""
+STRIP_DPI = 300
+"""A strip left out is small print: read again at the resolution Tesseract wants for it."""
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _BLANK = re.compile(r"\n{3,}")
 
@@ -143,15 +157,68 @@ def _looks_like_print(page: pymupdf.Page, box: pymupdf.Rect) -> tuple[bool, str]
     return lettered > LETTERED_ROWS, digest.hexdigest()
 
 
+def _ink(grey: np.ndarray) -> np.ndarray:
+    """Which pixels of ``grey`` are ink: far from its commonest grey (the ground)."""
+    levels = np.bincount((grey // 16).ravel(), minlength=16)
+    return np.abs(grey.astype(np.int16) - (int(levels.argmax()) * 16 + 8)) > INK_CONTRAST
+
+
+def _unread_strips(grey: np.ndarray, words: list[Word]) -> list[pymupdf.IRect]:
+    """Strips of rows (as the box of their ink) where ink outside the boxes of the words read
+    crosses rows as letters do (:data:`LETTER_EDGES`): a small line beside large lettering (a logo's
+    "by <Company>"), which Tesseract's page layout leaves out."""
+    ink = _ink(grey)
+    for word in words:
+        ink[
+            max(0, int(word.y0) - 2) : int(word.y1) + 3, max(0, int(word.x0) - 2) : int(word.x1) + 3
+        ] = False
+    lettered = np.abs(np.diff(ink.astype(np.int8), axis=1)).sum(axis=1) >= LETTER_EDGES
+    strips: list[tuple[int, int]] = []
+    for row in np.flatnonzero(lettered):
+        if strips and row - strips[-1][1] <= 2:
+            strips[-1] = (strips[-1][0], int(row) + 1)
+        else:
+            strips.append((int(row), int(row) + 1))
+    boxes = []
+    for top, bottom in strips:
+        columns = np.flatnonzero(ink[top:bottom].any(axis=0))
+        strip = pymupdf.IRect(int(columns[0]), top, int(columns[-1]) + 1, bottom)
+        if MIN_STRIP_ROWS <= strip.height <= MAX_STRIP_ROWS and strip.width >= 4 * strip.height:
+            boxes.append(strip)  # the shape of a line of small print
+    return boxes
+
+
 def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
+    """The words Tesseract is sure of in ``box``: read as a page, then each strip of letters
+    that reading left out read again as a block, in its place from the top."""
     binary = shutil.which("tesseract") or "tesseract"
     zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
-    image = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom)).tobytes("png")
-    read = read_image(image, language, tessdata(), binary)
-    text = _BLANK.sub("\n\n", read.trusted).strip()
-    if not _WORDS.search(text) or read.confidence < LINE_FLOOR:
+    pixmap = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom))
+    read = read_image(pixmap.tobytes("png"), language, tessdata(), binary)
+    words = ocr_words(read.tsv, pixmap.width)
+    parts = [(min((w.y0 for w in words), default=0.0), read.trusted, read.confidence)]
+    grey = pymupdf.Pixmap(pymupdf.csGRAY, pixmap)
+    rows = np.frombuffer(grey.samples, dtype=np.uint8).reshape(grey.height, grey.width)
+    for found in _unread_strips(rows, words):
+        margin = found.height
+        strip = pymupdf.Rect(
+            found.x0 - margin, found.y0 - margin, found.x1 + margin, found.y1 + margin
+        )
+        image = page.get_pixmap(
+            clip=(strip / zoom + (box.x0, box.y0, box.x0, box.y0)) & box,
+            matrix=pymupdf.Matrix(STRIP_DPI / 72, STRIP_DPI / 72),
+        )
+        again = read_image(image.tobytes("png"), language, tessdata(), binary, block=True)
+        parts.append((float(found.y0), again.trusted, again.confidence))
+    kept = [
+        (text, confidence)
+        for n, (_, text, confidence) in sorted(enumerate(parts), key=lambda part: part[1][0])
+        if _WORDS.search(text) and confidence >= (LINE_FLOOR if n == 0 else STRIP_FLOOR)
+    ]
+    if not kept:
         return None
-    return DrawnText(box, " ".join(text.split()), read.confidence)
+    text = _BLANK.sub("\n\n", " ".join(text for text, _ in kept)).strip()
+    return DrawnText(box, " ".join(text.split()), min(confidence for _, confidence in kept))
 
 
 _READ: OrderedDict[tuple[str, str], tuple[str, float] | None] = OrderedDict()
