@@ -13,14 +13,12 @@ hit's ``regions`` are the picked blocks' regions; the chunk's own stay beside th
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bucketdigest.search.hit import Hit
-from bucketdigest.search.snippet import query_stems, stem
-from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+from bucketdigest.search.snippet import words_held
 from bucketdigest.shared.jsonlines import loads_lines
 
 MAX_BLOCKS = 3
@@ -28,24 +26,15 @@ SHOWN_KINDS = frozenset(
     {"heading", "paragraph", "list_item", "table", "caption", "footnote", "formula", "code"}
 )
 """Blocks a passage's focus may be (not pictures, nor running heads and feet)."""
-_WORD = re.compile(r"[^\W_]+")
 
 Block = Mapping[str, Any]
-
-
-def _held(text: str, stems: set[str], pairs: set[str]) -> set[str]:
-    """The query's stems and character pairs that ``text`` holds."""
-    words = {stem(w) for w in _WORD.findall(text)}
-    return (stems & words) | {pair for pair in pairs if pair in text}
 
 
 def passage_blocks(blocks: Sequence[Block], query: str) -> list[Block]:
     """The blocks of ``blocks`` (one chunk's, in reading order) that hold words of ``query``
     (see the module's docstring), in reading order."""
     shown = [b for b in blocks if b.get("kind") in SHOWN_KINDS and str(b.get("text", "")).strip()]
-    stems = {s for s in query_stems(query) if not CJK_RUN.match(s)}
-    pairs = set(cjk_pairs(query))
-    held = [_held(str(b["text"]), stems, pairs) for b in shown]
+    held = [words_held(query, str(b["text"])) for b in shown]
     picked: list[int] = []
     covered: set[str] = set()
     while shown and len(picked) < MAX_BLOCKS:

@@ -83,14 +83,46 @@ def query_stems(query: str) -> set[str]:
     return {stem(w) for w in words}
 
 
+@functools.lru_cache(maxsize=256)
+def _asked(query: str) -> tuple[frozenset[str], re.Pattern[str] | None]:
+    """The query's stems (CJK runs aside), and a pattern that finds, case aside, the words
+    that may stem to one of them: a stem and an ending :func:`stem` strips. Searching a text
+    for these alone costs a tenth of stemming its every word (a search does it for every
+    candidate and every hit)."""
+    asked = frozenset(s for s in query_stems(query) if not CJK_RUN.match(s))
+    if not asked:
+        return asked, None
+    stems = "|".join(re.escape(s) for s in sorted(asked, key=len, reverse=True))
+    endings = "|".join(_ENDINGS)
+    pattern = re.compile(rf"(?<![^\W_])(?:{stems})(?:{endings})?(?![^\W_])", re.IGNORECASE)
+    return asked, pattern
+
+
+def _stem_matches(text: str, query: str) -> list[tuple[int, str]]:
+    """Where ``text``'s words that stem to one of the query's stand, with that stem."""
+    asked, pattern = _asked(query)
+    if pattern is None:
+        return []
+    found = []
+    for match in pattern.finditer(text):
+        stemmed = stem(match.group())
+        if stemmed in asked:
+            found.append((match.start(), stemmed))
+    return found
+
+
+def words_held(query: str, text: str) -> set[str]:
+    """The query's words (stemmed, stop words aside; CJK as character pairs, as the index
+    reads it) that ``text`` holds."""
+    held = {stemmed for _, stemmed in _stem_matches(text, query)}
+    return held | {pair for pair in cjk_pairs(query) if pair in text}
+
+
 def query_words_held(query: str, text: str) -> tuple[int, int]:
-    """How many of the query's words (stemmed, stop words aside; CJK as character pairs, as
-    the index reads it) ``text`` holds, and how many there are."""
-    asked = {s for s in query_stems(query) if not CJK_RUN.match(s)}
-    pairs = cjk_pairs(query)
-    held = {stem(w) for w in _WORD.findall(text)}
-    found = len(asked & held) + sum(1 for pair in pairs if pair in text)
-    return found, len(asked) + len(pairs)
+    """How many of the query's words (see :func:`words_held`) ``text`` holds, and how many
+    there are."""
+    asked, _ = _asked(query)
+    return len(words_held(query, text)), len(asked) + len(cjk_pairs(query))
 
 
 def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
@@ -116,11 +148,9 @@ def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
     """At most about ``width`` characters of ``text`` as plain text (no Markdown: tables as
     "cell; cell." rows), centred on the query's words."""
     text = " ".join(readable_text(text).split())
-    stems = query_stems(query)
+    asked, pattern = _asked(query)
     matches = [
-        m.span()
-        for m in _WORD.finditer(text)
-        if not CJK_RUN.match(m.group()) and stem(m.group()) in stems
+        m.span() for m in (pattern.finditer(text) if pattern else ()) if stem(m.group()) in asked
     ]
     matches = sorted(matches + _cjk_matches(text, query))
     start = 0
