@@ -14,6 +14,9 @@ from bucketdigest.search.terms import CJK_RUN, cjk_pairs
 from bucketdigest.worker.pagetext import readable_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WINDOW_WIDTHS = 6
+"""A snippet is made from the lines of a chunk within this many snippet widths around its
+densest matches (the rest would be made readable only to be cut away)."""
 _ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
 STOPWORDS = frozenset(
     [
@@ -146,17 +149,40 @@ def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _matches(text: str, query: str) -> list[tuple[int, int]]:
+    return sorted([(a, b) for a, b, _ in _stem_matches(text, query)] + _cjk_matches(text, query))
+
+
+def _densest(matches: list[tuple[int, int]], width: int) -> int:
+    """Where the ``width`` characters holding the most matches begin (at a match)."""
+    return max(
+        matches, key=lambda span: sum(1 for s, _ in matches if span[0] <= s < span[0] + width)
+    )[0]
+
+
+def _around_matches(text: str, query: str, width: int) -> tuple[str, bool, bool]:
+    """The whole lines of Markdown ``text`` around its densest matches, a few snippets wide,
+    and whether lines before and after were left out: making a long chunk readable costs a
+    search (ten hits) milliseconds, and a snippet shows a few hundred characters of it."""
+    if len(text) <= WINDOW_WIDTHS * width:
+        return text, False, False
+    matches = _matches(text, query)
+    centre = _densest(matches, width) if matches else 0
+    start = text.rfind("\n", 0, max(0, centre - WINDOW_WIDTHS // 2 * width)) + 1
+    end = text.find("\n", min(len(text), centre + WINDOW_WIDTHS // 2 * width))
+    end = len(text) if end < 0 else end
+    return text[start:end], start > 0, end < len(text)
+
+
 def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
     """At most about ``width`` characters of ``text`` as plain text (no Markdown: tables as
     "cell; cell." rows), centred on the query's words."""
+    text, cut_before, cut_after = _around_matches(text, query, width)
     text = " ".join(readable_text(text).split())
-    matches = [(start, end) for start, end, _ in _stem_matches(text, query)]
-    matches = sorted(matches + _cjk_matches(text, query))
+    matches = _matches(text, query)
     start = 0
     if matches:
-        best = max(
-            matches, key=lambda span: sum(1 for s, _ in matches if span[0] <= s < span[0] + width)
-        )[0]
+        best = _densest(matches, width)
         start = max(0, best - width // 4)
         if start:
             space = text.rfind(" ", 0, start)
@@ -165,8 +191,8 @@ def make_snippet(text: str, query: str, width: int = 240) -> Snippet:
     if end < len(text):
         space = text.rfind(" ", start, end)
         end = space if space > start + width // 2 else end
-    prefix = "…" if start else ""
-    suffix = "…" if end < len(text) else ""
+    prefix = "…" if start or cut_before else ""
+    suffix = "…" if end < len(text) or cut_after else ""
     body = text[start:end]
     shift = len(prefix) - start
     highlights = tuple((s + shift, e + shift) for s, e in matches if s >= start and e <= end)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from bucketdigest.search.snippet import make_snippet, query_stems, stem, words_held
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+from bucketdigest.worker.pagetext import readable_text
 
 
 def test_emphasis_marks_leave_the_snippet_and_the_highlight_lands_on_the_word() -> None:
@@ -82,3 +83,32 @@ def test_the_words_a_text_holds_are_those_its_every_word_stemmed_gives(
     every = {stem(word) for word in re.findall(r"[^\W_]+", text)}
     pairs = {pair for pair in cjk_pairs(query) if pair in text}
     assert words_held(query, text) == (asked & every) | pairs
+
+
+_FILLER = [
+    "A paragraph of plain words about the harvest and the granary.",
+    "| Crop | Yield |\n|---|---|\n| wheat | **12** |\n| barley | _9_ |",
+    "- a list item with `code` in it",
+    "## A heading on its own line",
+]
+
+
+@settings(max_examples=60)
+@given(
+    before=st.lists(st.sampled_from(_FILLER), min_size=0, max_size=60),
+    after=st.lists(st.sampled_from(_FILLER), min_size=0, max_size=60),
+)
+def test_a_snippet_of_a_long_chunk_shows_its_matches_as_plain_text(
+    before: list[str], after: list[str]
+) -> None:
+    """A long chunk's snippet is made from the lines around its matches only: still the
+    match, highlighted, as plain text, marked as cut where text was left out."""
+    text = "\n\n".join([*before, "The **tithe barn** stood by the mill.", *after])
+    snippet = make_snippet(text, "tithe barn")
+    marked = {snippet.text[s:e].lower() for s, e in snippet.highlights}
+    assert {"tithe", "barn"} <= marked
+    assert not re.search(r"\*\*|\||^#|`", snippet.text)
+    full = " ".join(readable_text(text).split())
+    assert snippet.text.startswith("…") or full.startswith(snippet.text[:20])
+    assert snippet.text.endswith("…") or full.endswith(snippet.text[-20:])
+    assert snippet.text.strip("…") in full
