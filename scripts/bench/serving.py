@@ -35,7 +35,10 @@ DIGEST = "5e" * 32
 
 def _api_latency(settings: StoreSettings, queries: list[str]) -> list[tuple[str, ...]]:
     rows = []
-    with background_server(ServeSettings(store=settings, port=0)) as url, httpx.Client() as http:
+    with (
+        background_server(ServeSettings(store=settings, port=0)) as url,
+        httpx.Client(timeout=60) as http,  # the first search loads the model
+    ):
         for mode in ("keyword", "semantic", "hybrid"):
             route = f"{url}/api/search/chunks"
             for query in queries[:3]:  # warm: model loaded, tables opened
