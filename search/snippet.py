@@ -109,7 +109,7 @@ def _stem_matches(text: str, query: str) -> list[tuple[int, int, str]]:
         while at >= 0:
             word = _WORD.match(lowered, at)
             before = lowered[at - 1] if at else " "
-            if word and not (before.isalnum() and before != "_"):
+            if word and not before.isalnum():
                 stemmed = stem(word.group())
                 if stemmed in asked:
                     found[at] = (at, word.end(), stemmed)

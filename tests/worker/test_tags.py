@@ -67,3 +67,16 @@ def test_a_document_of_tables_alone_is_tagged_from_its_rows_not_its_header() -> 
     tags = [tag.casefold() for tag, _ in document_tags([page])]
     assert tags, "little body: the rows are read"
     assert not [tag for tag in tags if set(tag.split()) <= {"crop", "yield", "field"}], tags
+
+
+def test_a_form_whose_labels_repeat_in_its_rows_gets_no_tag_of_labels_alone() -> None:
+    """A form's column labels (its header row) come again in its rows ("Check", "Submit"):
+    the rows are read, but no tag is made of the header's words alone."""
+    rows = "\n".join(
+        f"| Check {n} | Submit the granary ledger | Mangold clamp at Vellmar |" for n in range(30)
+    )
+    page = f"| Check | Submit | Field |\n|---|---|---|\n{rows}\n"
+    tags = [tag.casefold() for tag, _ in document_tags([page])]
+    assert tags, "little body: the rows are read"
+    assert not [tag for tag in tags if set(tag.split()) <= {"check", "submit", "field"}], tags
+    assert any("granary" in tag or "mangold" in tag for tag in tags), tags

@@ -11,7 +11,9 @@ and formulas are left out (a table's header row, "Bytes Docs Tokens", is no topi
 running heads and page numbers (:mod:`~bucketdigest.worker.digesters.doc_to_markdown.running`)
 and doubtful readings. A document with little body text (a form, a spreadsheet) is tagged
 from its tables' rows too, still without their header rows; one with none of these (a page
-of labels the converter set apart), from all its text.
+of labels the converter set apart), from all its text. In every case a phrase made of table
+header words alone (words the body does not use) is no tag: a form's column labels repeat in
+its rows.
 """
 
 from __future__ import annotations
@@ -49,6 +51,20 @@ def body_text(pages: Sequence[str], tables: bool = False) -> str:
                 rows = [r for r in block.rows or [] if not any(c["header"] for c in r)]
                 parts += [". ".join(c["text"] for c in row if c["text"]) for row in rows]
     return "\n\n".join(part for part in parts if part)
+
+
+def _header_words(pages: Sequence[str]) -> set[str]:
+    """The words of the tables' header cells of ``pages``, case aside."""
+    return {
+        word
+        for number, page in enumerate(pages, start=1)
+        for block in page_blocks(page, number)
+        if block.kind == "table"
+        for row in block.rows or []
+        for cell in row
+        if cell["header"]
+        for word in cell["text"].casefold().split()
+    }
 
 
 def _words(phrase: str) -> tuple[str, ...]:
@@ -94,20 +110,24 @@ def document_tags(pages: Sequence[str]) -> list[tuple[str, float]]:
     first; from its :func:`body_text`, or all its text when it has little body."""
     import yake
 
-    text = body_text(pages)
+    body = text = body_text(pages)
     if len(text.split()) < MIN_BODY_WORDS:
         text = body_text(pages, tables=True)
     if not text.strip():
         text = "\n\n".join(plain_text(page) for page in pages)
+    if not text.strip():
+        return []
     extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
-    return distinct(extractor.extract_keywords(text)) if text.strip() else []
+    found = extractor.extract_keywords(text)
+    headers = _header_words(pages) - set(body.casefold().split())
+    return distinct([(p, score) for p, score in found if not set(_words(p)) <= headers])
 
 
 class Tags(Digester):
     name = "tags"
     label = "Tags"
     description = f"Up to {TOP} keywords and key phrases (YAKE), best first, as tags.json."
-    version = "2"
+    version = "3"
     outputs = ("tags",)
     needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)
