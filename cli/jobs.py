@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import replace
+from pathlib import Path
 
 import click
 
@@ -21,7 +23,13 @@ from bucketdigest.cli.options import (
     workers_option,
 )
 from bucketdigest.cli.worker_options import worker_options
-from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir, ingest_sources
+from bucketdigest.ingestor.ingest import (
+    IngestReport,
+    IngestSettings,
+    default_cache_dir,
+    ingest_sources,
+)
+from bucketdigest.ingestor.watch import SETTLE_SECONDS, WatchSettings, watch_folders
 from bucketdigest.monitor.damage import CHECK_BYTES
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import CHECK_SECONDS, PASS_SECONDS, RECONCILE_SECONDS, run_monitor
@@ -70,9 +78,34 @@ def check(store: StoreSettings) -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the run record and every file as JSON."
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep following the folders: ingest what is added, changed or removed once it has "
+    "stopped changing, until Ctrl-C.",
+)
+@click.option(
+    "--settle",
+    type=click.FloatRange(0),
+    default=SETTLE_SECONDS,
+    show_default=True,
+    help="With --watch: seconds a folder must stay unchanged before it is ingested.",
+)
+@click.option(
+    "--poll",
+    is_flag=True,
+    help="With --watch: look at the folders every second instead of waiting for the system's "
+    "notifications (network mounts send none).",
+)
 @library_errors
 def ingest(
-    sources: tuple[str, ...], store: StoreSettings, ingest: IngestSettings, as_json: bool
+    sources: tuple[str, ...],
+    store: StoreSettings,
+    ingest: IngestSettings,
+    as_json: bool,
+    watch: bool,
+    settle: float,
+    poll: bool,
 ) -> None:
     """Upload new documents from SOURCES (folders, files, Git repositories, web sites with
     --site) and queue them.
@@ -80,7 +113,12 @@ def ingest(
     Example: bucketdigest ingest ./rulebooks --bucket s3://my-bucket/digest
 
     Example: bucketdigest ingest https://example.org/docs/ --site --max-depth 3
+
+    Example: bucketdigest ingest ~/scans --watch
     """
+    if watch:
+        _watch(sources, store, ingest, WatchSettings(settle, poll), as_json)
+        return
     report = ingest_sources(open_store(store), sources, ingest)
     if as_json:
         click.echo(json.dumps(render.ingest_json(report), indent=2))
@@ -88,6 +126,41 @@ def ingest(
         render.ingest_summary(console, report.run)
     if report.run.errors:
         sys.exit(1)
+
+
+def _watch(
+    sources: tuple[str, ...],
+    store: StoreSettings,
+    ingest: IngestSettings,
+    watch: WatchSettings,
+    as_json: bool,
+) -> None:
+    folders = [Path(source) for source in sources]
+    opened = open_store(store)
+    local = getattr(opened, "root", None)
+    names = ", ".join(str(folder) for folder in folders)
+    if not as_json:
+        console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
+
+    def show(folder: Path, report: IngestReport) -> None:
+        if as_json:
+            click.echo(json.dumps({"folder": str(folder), **render.ingest_json(report)}))
+        else:
+            render.ingest_summary(console, report.run)
+
+    try:
+        watch_folders(
+            opened,
+            folders,
+            ingest,
+            show,
+            threading.Event(),
+            watch,
+            ignored=[local] if isinstance(local, Path) else [],
+        )
+    except KeyboardInterrupt:
+        if not as_json:
+            console.print(f"stopped watching {names}")
 
 
 @cli.command()

@@ -1,0 +1,150 @@
+"""A watched folder: what arrives, changes, moves or goes is ingested once it has settled, by
+the system's notifications or by polling; the CLI follows a folder until Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, sha256_file
+from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.watch import WatchSettings, _Changes, watch_folder
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import SourceError
+from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.records import Ticket
+from bucketdigest.shared.stores.local import LocalStore
+from tests.waiting import wait_until
+
+SETTLE = 0.3
+NOTES = IngestSettings(file_filter=FileFilter(exts=frozenset({"txt", "md"})))
+
+
+def _queued(store: LocalStore, path: Path) -> Ticket | None:
+    digest, _ = sha256_file(path)
+    found = store.head(keys.queue_key(QueueState.TODO, digest))
+    return Ticket.from_json(store.get(found.key).data) if found else None
+
+
+class _Watching:
+    def __init__(self, store: LocalStore, folder: Path, poll: bool) -> None:
+        self.reports: list[IngestReport] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=watch_folder,
+            args=(store, folder, NOTES, self.reports.append, self.stop),
+            kwargs={"watch": WatchSettings(settle_seconds=SETTLE, poll=poll)},
+        )
+
+    def removed(self) -> list[str]:
+        return [r.path for report in self.reports for r in report.run.removed]
+
+
+@pytest.fixture(params=["notifications", "polling"])
+def watching(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[_Watching, Path]]:
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "before.txt").write_text("written while nobody watched")
+    store = LocalStore(tmp_path / "bucket")
+    watch = _Watching(store, folder, poll=request.param == "polling")
+    watch.thread.start()
+    yield watch, folder
+    watch.stop.set()
+    watch.thread.join(timeout=30)
+    assert not watch.thread.is_alive()
+
+
+def test_a_watched_folder_takes_in_new_changed_moved_and_removed_files(
+    watching: tuple[_Watching, Path], tmp_path: Path
+) -> None:
+    watch, folder = watching
+    store = LocalStore(tmp_path / "bucket")
+    wait_until(lambda: watch.reports, "the first scan never ran")
+    assert _queued(store, folder / "before.txt"), "the first scan catches up"
+
+    (folder / "new").mkdir()
+    arrived = folder / "new" / "arrived.md"
+    arrived.write_text("# Arrived\n\nA note dropped in the folder.")
+    ticket = wait_until(lambda: _queued(store, arrived), "a new file was never queued")
+    assert ticket.names == ("new/arrived.md",)
+
+    arrived.write_text("# Arrived\n\nThe same note, changed.")
+    changed = wait_until(lambda: _queued(store, arrived), "a changed file was never queued")
+    assert changed.supersedes == ticket.digest
+
+    scans = len(watch.reports)
+    arrived.rename(folder / "renamed.md")
+    wait_until(lambda: "new/arrived.md" in watch.removed(), "a rename was never seen")
+    after_rename = watch.reports[scans:]
+    assert sum(report.run.queued + report.run.uploaded for report in after_rename) == 0
+
+    (folder / "renamed.md").unlink()
+    wait_until(lambda: "renamed.md" in watch.removed(), "a removal was never recorded")
+
+
+def test_the_folder_is_taken_in_only_once_it_has_stopped_changing() -> None:
+    """A file being written keeps changing: the folder counts as settled only once the settle
+    time has passed since the last change (the clock is the test's)."""
+    now = [100.0]
+    changes = _Changes(lambda: now[0], ignored=[])
+
+    class Event:
+        event_type = "modified"
+        src_path = "/scans/big.pdf"
+
+    assert not changes.settled(2.0), "nothing changed yet"
+    changes.on_any_event(Event())  # type: ignore[arg-type]
+    now[0] += 1.5
+    changes.on_any_event(Event())  # type: ignore[arg-type]  # still being written
+    now[0] += 1.9
+    assert not changes.settled(2.0)
+    now[0] += 0.2
+    assert changes.settled(2.0), "2 s without a change"
+    assert not changes.settled(2.0), "taken once"
+
+    class Read:
+        event_type = "opened"
+        src_path = "/scans/big.pdf"
+
+    changes.on_any_event(Read())  # type: ignore[arg-type]  # a scan reading the file
+    now[0] += 10
+    assert not changes.settled(2.0), "reading a file is no change"
+
+
+def test_watching_what_is_not_a_folder_says_so(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="not a folder"):
+        watch_folder(
+            LocalStore(tmp_path / "bucket"),
+            tmp_path / "missing",
+            IngestSettings(),
+            lambda report: None,
+            threading.Event(),
+        )
+
+
+def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    bucket = tmp_path / "bucket"
+    command = [sys.executable, "-m", "bucketdigest.cli.main", "ingest", str(folder), "--watch"]
+    command += ["--settle", str(SETTLE), "--ext", "txt", "--bucket", str(bucket)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        store = LocalStore(bucket)
+        wait_until(lambda: any(store.list(keys.REGISTRY_RUNS_PREFIX)), "the first scan never ran")
+        dropped = folder / "dropped.txt"
+        dropped.write_text("dropped in while watched")
+        wait_until(lambda: _queued(store, dropped), "a file dropped in was never queued")
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    assert f"watching {folder}" in output
+    assert "queued 1" in output
+    assert f"stopped watching {folder}" in output
