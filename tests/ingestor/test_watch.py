@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bucketdigest.ingestor import ingest as ingest_module
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, sha256_file
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.watch import WatchSettings, _Changes, watch_folder
@@ -78,11 +79,13 @@ def test_a_watched_folder_takes_in_new_changed_moved_and_removed_files(
     changed = wait_until(lambda: _queued(store, arrived), "a changed file was never queued")
     assert changed.supersedes == ticket.digest
 
-    scans = len(watch.reports)
     arrived.rename(folder / "renamed.md")
-    wait_until(lambda: "new/arrived.md" in watch.removed(), "a rename was never seen")
-    after_rename = watch.reports[scans:]
-    assert sum(report.run.queued + report.run.uploaded for report in after_rename) == 0
+    moved = wait_until(
+        lambda: next((r for r in watch.reports if "renamed.md" in {f.path for f in r.files}), None),
+        "a renamed file was never seen",
+    )
+    assert (moved.run.uploaded, moved.run.queued) == (0, 0), "the same bytes: the same document"
+    assert "new/arrived.md" in watch.removed()
 
     (folder / "renamed.md").unlink()
     wait_until(lambda: "renamed.md" in watch.removed(), "a removal was never recorded")
@@ -148,3 +151,22 @@ def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
     assert f"watching {folder}" in output
     assert "queued 1" in output
     assert f"stopped watching {folder}" in output
+
+
+def test_a_scan_hashes_only_the_files_that_changed(
+    watching: tuple[_Watching, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watch, folder = watching
+    store = LocalStore(tmp_path / "bucket")
+    hashed: list[str] = []
+
+    def counting(path: Path) -> tuple[str, int]:
+        hashed.append(path.name)
+        return sha256_file(path)
+
+    wait_until(lambda: watch.reports, "the first scan never ran")
+    monkeypatch.setattr(ingest_module, "sha256_file", counting)
+    later = folder / "later.txt"
+    later.write_text("one more note")
+    wait_until(lambda: _queued(store, later), "a new file was never queued")
+    assert hashed == ["later.txt"], "before.txt kept its hash: same size, same mtime"
