@@ -1,5 +1,6 @@
 """The options of commands that ingest (``ingest``, ``run``): which files to take, from which
-Git ref, in which queue lane, and with ``--site`` how to crawl web sites."""
+Git ref, in which queue lane, with ``--site`` how to crawl web sites, and with ``--watch`` how
+to follow folders."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bucketdigest.cli.params import Duration
 from bucketdigest.ingestor.crawl import CrawlSettings
 from bucketdigest.ingestor.ingest import IngestSettings, default_cache_dir
 from bucketdigest.ingestor.scan import FileFilter
+from bucketdigest.ingestor.watch import SETTLE_SECONDS, WatchSettings
 from bucketdigest.shared.fetch import USER_AGENT, FetchSettings
 from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
@@ -137,5 +139,36 @@ ingest_options = option_group(
         default="6h",
         show_default=True,
         help="Site crawl: fetch URLs that failed again once their error is this old (0: always).",
+    ),
+)
+
+
+def _watch(watch: bool, settle: float, poll: bool) -> WatchSettings | None:
+    if not watch and (poll or settle != SETTLE_SECONDS):
+        raise click.UsageError("--settle and --poll go with --watch")
+    return WatchSettings(settle, poll) if watch else None
+
+
+watch_options = option_group(
+    "watch",
+    _watch,
+    click.option(
+        "--watch",
+        is_flag=True,
+        help="Keep following the folders: ingest what is added, changed or removed once it "
+        "has stopped changing, until Ctrl-C.",
+    ),
+    click.option(
+        "--settle",
+        type=click.FloatRange(0),
+        default=SETTLE_SECONDS,
+        show_default=True,
+        help="With --watch: seconds a folder must stay unchanged before it is ingested.",
+    ),
+    click.option(
+        "--poll",
+        is_flag=True,
+        help="With --watch: look at the folders every second instead of waiting for the "
+        "system's notifications (network mounts send none).",
     ),
 )

@@ -12,7 +12,7 @@ import click
 
 from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
-from bucketdigest.cli.ingest_options import ingest_options
+from bucketdigest.cli.ingest_options import ingest_options, watch_options
 from bucketdigest.cli.options import (
     flag_defaults,
     flags_given,
@@ -29,7 +29,7 @@ from bucketdigest.ingestor.ingest import (
     default_cache_dir,
     ingest_sources,
 )
-from bucketdigest.ingestor.watch import SETTLE_SECONDS, WatchSettings, watch_folders
+from bucketdigest.ingestor.watch import WatchSettings, watch_folders
 from bucketdigest.monitor.damage import CHECK_BYTES
 from bucketdigest.monitor.gauges import serve_queue_gauges
 from bucketdigest.monitor.loop import CHECK_SECONDS, PASS_SECONDS, RECONCILE_SECONDS, run_monitor
@@ -37,7 +37,7 @@ from bucketdigest.monitor.repair import prioritize as prioritize_documents
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
-from bucketdigest.runner.local import run_local
+from bucketdigest.runner.local import run_local, run_watching
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket, work_via
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
@@ -78,34 +78,14 @@ def check(store: StoreSettings) -> None:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the run record and every file as JSON."
 )
-@click.option(
-    "--watch",
-    is_flag=True,
-    help="Keep following the folders: ingest what is added, changed or removed once it has "
-    "stopped changing, until Ctrl-C.",
-)
-@click.option(
-    "--settle",
-    type=click.FloatRange(0),
-    default=SETTLE_SECONDS,
-    show_default=True,
-    help="With --watch: seconds a folder must stay unchanged before it is ingested.",
-)
-@click.option(
-    "--poll",
-    is_flag=True,
-    help="With --watch: look at the folders every second instead of waiting for the system's "
-    "notifications (network mounts send none).",
-)
+@watch_options
 @library_errors
 def ingest(
     sources: tuple[str, ...],
     store: StoreSettings,
     ingest: IngestSettings,
     as_json: bool,
-    watch: bool,
-    settle: float,
-    poll: bool,
+    watch: WatchSettings | None,
 ) -> None:
     """Upload new documents from SOURCES (folders, files, Git repositories, web sites with
     --site) and queue them.
@@ -116,8 +96,8 @@ def ingest(
 
     Example: bucketdigest ingest ~/scans --watch
     """
-    if watch:
-        _watch(sources, store, ingest, WatchSettings(settle, poll), as_json)
+    if watch is not None:
+        _watch(sources, store, ingest, watch, as_json)
         return
     report = ingest_sources(open_store(store), sources, ingest)
     if as_json:
@@ -311,6 +291,7 @@ def monitor(
 @click.argument("sources", nargs=-1, required=True)
 @store_options
 @ingest_options
+@watch_options
 @workers_option
 @worker_options
 @library_errors
@@ -318,14 +299,35 @@ def run(
     sources: tuple[str, ...],
     store: StoreSettings,
     ingest: IngestSettings,
+    watch: WatchSettings | None,
     workers: int,
     worker: WorkerSettings,
 ) -> None:
     """Ingest SOURCES and convert them all with local workers; exit 1 if any failed.
 
     Example: bucketdigest run ./pdfs --workers 2
+
+    Example: bucketdigest run ~/scans --watch
     """
     adopt_settings(store, flags_given(SETTING_NAMES))
+    if watch is not None:
+        names = ", ".join(sources)
+        console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
+        try:
+            run_watching(
+                store,
+                [Path(source) for source in sources],
+                ingest,
+                workers,
+                worker,
+                watch,
+                threading.Event(),
+                on_ingested=lambda report: render.ingest_summary(console, report.run),
+                on_result=lambda result: render.watched_result(console, result),
+            )
+        except KeyboardInterrupt:
+            console.print(f"stopped watching {names}")
+        return
     with render.RunProgress(console) as progress:
         report = run_local(
             store,

@@ -83,6 +83,15 @@ def damage_line(checked: DamageReport) -> str:
     )
 
 
+def watched_result(console: Console, result: JobResult) -> None:
+    """A document a watching ``run`` finished or failed, as a line."""
+    if result.outcome.ends_document and result.outcome is not Outcome.FAILED:
+        console.print(f"done {result.name} ({result.pages} pages)")
+    elif result.outcome in (Outcome.FAILED, Outcome.RETRYING):
+        reason = result.error.split("\n")[0] if result.error else ""
+        console.print(f"[red]{result.outcome.value}[/red] {result.name}: {reason}")
+
+
 class RunProgress:
     """The live display of ``run``: documents settled, pages, pages/s, ETA; failures as lines."""
 

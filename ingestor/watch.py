@@ -115,6 +115,13 @@ class _Changes(FileSystemEventHandler):
             return False
 
 
+def check_folders(folders: Sequence[Path]) -> None:
+    """SourceError naming the first of ``folders`` that is not a folder."""
+    for folder in folders:
+        if not folder.is_dir():
+            raise SourceError(f"{folder}: not a folder (only folders can be watched)")
+
+
 def watch_folder(
     store: Store,
     folder: Path,
@@ -131,9 +138,8 @@ def watch_folder(
     """Ingest ``folder`` now, then again each time it has settled after a change (see the
     module), until ``stop`` is set. ``ignored``: folders inside it whose changes are not the
     documents' (a local bucket kept there)."""
+    check_folders([folder])
     root = folder.resolve()
-    if not root.is_dir():
-        raise SourceError(f"{folder}: not a folder (only folders can be watched)")
     hashed: dict[str, tuple[Fingerprint, str]] = {}
     changes = _Changes(clock, [path.resolve() for path in ignored])
     observer = PollingObserver(timeout=POLL_SECONDS) if watch.poll else Observer()
@@ -178,9 +184,7 @@ def watch_folders(
 ) -> None:
     """:func:`watch_folder` for each of ``folders`` side by side, until ``stop`` is set (or
     one of them fails: its error is raised once the others have stopped)."""
-    for folder in folders:
-        if not folder.is_dir():
-            raise SourceError(f"{folder}: not a folder (only folders can be watched)")
+    check_folders(folders)
     failed: list[BaseException] = []
 
     def follow(folder: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 import queue as stdqueue
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -14,6 +15,7 @@ from multiprocessing.queues import Queue
 from pathlib import Path
 
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, ingest_sources
+from bucketdigest.ingestor.watch import WatchSettings, check_folders, watch_folders
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.runner.wiring import MonitorDuty, OpenStore
 from bucketdigest.search.indexer import (
@@ -173,3 +175,73 @@ def run_local(
         indexed = IndexReport(busy=f"failed: {exc}; run `bucketdigest index` to retry")
         searchable = 0
     return RunReport(report, outcome, results_location(store), indexed, searchable)
+
+
+def run_watching(
+    store_settings: StoreSettings,
+    folders: Sequence[Path],
+    ingest: IngestSettings,
+    workers: int,
+    settings: WorkerSettings,
+    watch: WatchSettings,
+    stop: threading.Event,
+    *,
+    on_ingested: Callable[[IngestReport], None] = lambda _: None,
+    on_result: Callable[[JobResult], None] = lambda _: None,
+) -> RunOutcome:
+    """Follow ``folders`` (:func:`~bucketdigest.ingestor.watch.watch_folders`) while
+    ``workers`` local worker processes convert what is queued, until ``stop`` is set (or
+    Ctrl-C); the workers then hand back what they hold and exit. Each ingest and each
+    result is passed on as it comes."""
+    check_folders(folders)
+    open_store = OpenStore(store_settings)
+    store = open_store()
+    monitor = MonitorSettings(
+        stale_after=max(settings.lease_seconds * 4, 600), max_attempts=settings.max_attempts
+    )
+    results: Queue[JobResult] = result_queue()
+    processes = start_workers(
+        workers,
+        open_store,
+        replace(settings, exit_when_idle=False),
+        results=results,
+        monitor_duty=MonitorDuty(monitor, IndexDuty(store_settings)),
+        log_setup=replace(LogSetup.current(), level=max(logging.getLogger().level, logging.ERROR)),
+    )
+    local = getattr(store, "root", None)
+    failed: list[BaseException] = []
+
+    def follow() -> None:
+        try:
+            watch_folders(
+                store,
+                folders,
+                ingest,
+                lambda _, report: on_ingested(report),
+                stop,
+                watch,
+                ignored=[local] if isinstance(local, Path) else [],
+            )
+        except BaseException as exc:
+            failed.append(exc)
+
+    watcher = threading.Thread(target=follow, daemon=True)
+    outcome = RunOutcome()
+    watcher.start()
+    try:
+        while watcher.is_alive() and not stop.is_set():
+            try:
+                result = results.get(timeout=POLL_SECONDS)
+            except stdqueue.Empty:
+                continue
+            outcome.pages += result.pages
+            on_result(result)
+    finally:
+        stop.set()
+        watcher.join()
+        for process in processes:
+            process.terminate()  # SIGTERM: they hand back whatever they hold, then exit
+        _drain(processes, results, outcome, on_result)
+    if failed:
+        raise failed[0]
+    return outcome

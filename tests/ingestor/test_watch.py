@@ -170,3 +170,32 @@ def test_a_scan_hashes_only_the_files_that_changed(
     later.write_text("one more note")
     wait_until(lambda: _queued(store, later), "a new file was never queued")
     assert hashed == ["later.txt"], "before.txt kept its hash: same size, same mtime"
+
+
+def test_run_watch_converts_what_arrives_until_ctrl_c(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    bucket = tmp_path / "bucket"
+    command = [sys.executable, "-m", "bucketdigest.cli.main", "run", str(folder), "--watch"]
+    command += ["--settle", str(SETTLE), "--ext", "txt", "--workers", "1", "--bucket", str(bucket)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))
+    reader.start()
+    try:
+        dropped = folder / "dropped.txt"
+        dropped.write_text("A note about the tithe barn, dropped in while watched.")
+        wait_until(
+            lambda: process.poll() is not None or any("done dropped.txt" in x for x in lines),
+            "a file dropped in was never converted",
+            seconds=300,
+        )
+        assert process.poll() is None, "the watch ended by itself"
+        digest, _ = sha256_file(dropped)
+        assert LocalStore(bucket).head(keys.out_key(digest)), "its result is in the bucket"
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=120)
+        reader.join()
+    assert process.returncode == 0, "".join(lines)
+    assert f"stopped watching {folder}\n" in lines
