@@ -13,8 +13,8 @@ modification time are those it had when last hashed keeps its hash.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -24,17 +24,22 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from bucketdigest.ingestor.ingest import IngestedFile, Ingestor, IngestReport, IngestSettings
+from bucketdigest.ingestor.ingest import Ingestor, IngestReport, IngestSettings
 from bucketdigest.ingestor.sources import Candidate, FolderSource
 from bucketdigest.shared.errors import SourceError
 from bucketdigest.shared.records import FileError
 from bucketdigest.shared.store import Store
 
+log = logging.getLogger(__name__)
+
 SETTLE_SECONDS = 2.0
 POLL_SECONDS = 1.0
 """How often a polling watcher looks at the folder."""
+TICK_SECONDS = 0.2
+"""How often the watch asks whether the folder has settled."""
 _CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 """Events that change the folder (not its files being opened or read, as a scan does)."""
 
@@ -122,6 +127,25 @@ def check_folders(folders: Sequence[Path]) -> None:
             raise SourceError(f"{folder}: not a folder (only folders can be watched)")
 
 
+def _started(changes: _Changes, root: Path, poll: bool) -> BaseObserver:
+    """A watcher of ``root`` (recursive), started: the system's notifications, or polling
+    when asked or when the system refuses (inotify's limit on watches reached, say)."""
+    if not poll:
+        observer = Observer()
+        try:
+            observer.schedule(changes, str(root), recursive=True)
+            observer.start()
+            return observer
+        except OSError as exc:
+            log.warning(
+                "%s: no file notifications (%s); polling every %g s", root, exc, POLL_SECONDS
+            )
+    observer = PollingObserver(timeout=POLL_SECONDS)
+    observer.schedule(changes, str(root), recursive=True)
+    observer.start()
+    return observer
+
+
 def watch_folder(
     store: Store,
     folder: Path,
@@ -130,10 +154,7 @@ def watch_folder(
     stop: threading.Event,
     watch: WatchSettings = WatchSettings(),
     *,
-    on_file: Callable[[IngestedFile], None] | None = None,
     ignored: Sequence[Path] = (),
-    clock: Callable[[], float] = time.monotonic,
-    tick: float = 0.2,
 ) -> None:
     """Ingest ``folder`` now, then again each time it has settled after a change (see the
     module), until ``stop`` is set. ``ignored``: folders inside it whose changes are not the
@@ -141,19 +162,16 @@ def watch_folder(
     check_folders([folder])
     root = folder.resolve()
     hashed: dict[str, tuple[Fingerprint, str]] = {}
-    changes = _Changes(clock, [path.resolve() for path in ignored])
-    observer = PollingObserver(timeout=POLL_SECONDS) if watch.poll else Observer()
-    observer.schedule(changes, str(root), recursive=True)
-    observer.start()  # before the first scan: what changes during it is seen after
+    changes = _Changes(time.monotonic, [path.resolve() for path in ignored])
+    observer = _started(changes, root, watch.poll)  # first: what changes during the scan counts
     try:
-        on_report(_scan(store, root, settings, hashed, on_file))
-        while not stop.wait(tick):
+        on_report(_scan(store, root, settings, hashed))
+        while not stop.wait(TICK_SECONDS):
             if changes.settled(watch.settle_seconds):
-                on_report(_scan(store, root, settings, hashed, on_file))
+                on_report(_scan(store, root, settings, hashed))
     finally:
         observer.stop()
-        with contextlib.suppress(RuntimeError):  # never started: nothing to join
-            observer.join()
+        observer.join()
 
 
 def _scan(
@@ -161,10 +179,9 @@ def _scan(
     root: Path,
     settings: IngestSettings,
     hashed: dict[str, tuple[Fingerprint, str]],
-    on_file: Callable[[IngestedFile], None] | None,
 ) -> IngestReport:
     source = _RememberingFolder(root, settings, hashed)
-    report = Ingestor(store, on_file=on_file, priority=settings.priority).ingest([source])
+    report = Ingestor(store, priority=settings.priority).ingest([source])
     hashed.clear()
     for file in report.files:
         if (seen := source.seen.get(file.path)) is not None:
