@@ -83,15 +83,25 @@ def _drain(
     on_result: Callable[[JobResult], None],
 ) -> None:
     """Pass on every result until the worker processes have exited."""
-    while any(p.is_alive() for p in processes) or not results.empty():
+    _pass_on(results, outcome, on_result, lambda: any(p.is_alive() for p in processes))
+    for process in processes:
+        process.join()
+
+
+def _pass_on(
+    results: Queue[JobResult],
+    outcome: RunOutcome,
+    on_result: Callable[[JobResult], None],
+    going: Callable[[], bool],
+) -> None:
+    """Pass on results as they come while ``going()`` says so, then those already sent."""
+    while going() or not results.empty():
         try:
             result = results.get(timeout=POLL_SECONDS)
         except stdqueue.Empty:
             continue
         outcome.pages += result.pages
         on_result(result)
-    for process in processes:
-        process.join()
 
 
 def results_location(store: Store) -> str:
@@ -229,13 +239,7 @@ def run_watching(
     outcome = RunOutcome()
     watcher.start()
     try:
-        while watcher.is_alive() and not stop.is_set():
-            try:
-                result = results.get(timeout=POLL_SECONDS)
-            except stdqueue.Empty:
-                continue
-            outcome.pages += result.pages
-            on_result(result)
+        _pass_on(results, outcome, on_result, lambda: watcher.is_alive() and not stop.is_set())
     finally:
         stop.set()
         watcher.join()
