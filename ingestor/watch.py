@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +45,7 @@ _CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 
 Fingerprint = tuple[int, int]
 """A file's size and modification time (ns): unchanged, its bytes are taken as unchanged."""
-Hashed = Mapping[str, tuple[Fingerprint, str]]
+Hashed = dict[str, tuple[Fingerprint, str]]
 """Per file (its path in the folder): its fingerprint when it was last hashed, and the hash."""
 
 
@@ -64,13 +64,21 @@ def _fingerprint(path: Path) -> Fingerprint | None:
     return stat.st_size, stat.st_mtime_ns
 
 
+def _inside(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path.is_relative_to(folder) for folder in folders)
+
+
 class _RememberingFolder(FolderSource):
     """A folder whose files keep the hash they had at the watch's last scan while their
     size and modification time are unchanged."""
 
-    def __init__(self, root: Path, settings: IngestSettings, hashed: Hashed) -> None:
+    def __init__(
+        self, root: Path, settings: IngestSettings, hashed: Hashed, ignored: Sequence[Path]
+    ) -> None:
         super().__init__(root, settings.file_filter)
+        self.settings = settings
         self.hashed = hashed
+        self.ignored = ignored
         self.seen: dict[str, Fingerprint] = {}
         """Each file's fingerprint as this scan found it, before reading it."""
 
@@ -78,6 +86,8 @@ class _RememberingFolder(FolderSource):
         for item in super().candidates():
             if isinstance(item, FileError):
                 yield item
+                continue
+            if _inside(self.root / item.relative, self.ignored):
                 continue
             seen = _fingerprint(self.root / item.relative)
             if seen is not None:
@@ -93,7 +103,7 @@ class _Changes(FileSystemEventHandler):
 
     def __init__(self, clock: Callable[[], float], ignored: Sequence[Path]) -> None:
         self._clock = clock
-        self._ignored = [str(path) for path in ignored]
+        self._ignored = ignored
         self._lock = threading.Lock()
         self._pending = False
         self._last = 0.0
@@ -104,7 +114,7 @@ class _Changes(FileSystemEventHandler):
         if event.event_type not in _CHANGES:
             return
         paths = [os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")]
-        if all(any(p.startswith(i) for i in self._ignored) for p in paths if p):
+        if all(_inside(Path(p), self._ignored) for p in paths if p):
             return
         with self._lock:
             self._pending, self._last = True, self._clock()
@@ -161,27 +171,24 @@ def watch_folder(
     documents' (a local bucket kept there)."""
     check_folders([folder])
     root = folder.resolve()
-    hashed: dict[str, tuple[Fingerprint, str]] = {}
-    changes = _Changes(time.monotonic, [path.resolve() for path in ignored])
+    hashed: Hashed = {}
+    ignored = [path.resolve() for path in ignored]
+    changes = _Changes(time.monotonic, ignored)
     observer = _started(changes, root, watch.poll)  # first: what changes during the scan counts
     try:
-        on_report(_scan(store, root, settings, hashed))
+        on_report(_scan(store, _RememberingFolder(root, settings, hashed, ignored)))
         while not stop.wait(TICK_SECONDS):
             if changes.settled(watch.settle_seconds):
-                on_report(_scan(store, root, settings, hashed))
+                on_report(_scan(store, _RememberingFolder(root, settings, hashed, ignored)))
     finally:
         observer.stop()
         observer.join()
 
 
-def _scan(
-    store: Store,
-    root: Path,
-    settings: IngestSettings,
-    hashed: dict[str, tuple[Fingerprint, str]],
-) -> IngestReport:
-    source = _RememberingFolder(root, settings, hashed)
-    report = Ingestor(store, priority=settings.priority).ingest([source])
+def _scan(store: Store, source: _RememberingFolder) -> IngestReport:
+    """Ingest ``source``; it then remembers the hashes of the files it read."""
+    report = Ingestor(store, priority=source.settings.priority).ingest([source])
+    hashed = source.hashed
     hashed.clear()
     for file in report.files:
         if (seen := source.seen.get(file.path)) is not None:

@@ -199,3 +199,28 @@ def test_run_watch_converts_what_arrives_until_ctrl_c(tmp_path: Path) -> None:
         reader.join()
     assert process.returncode == 0, "".join(lines)
     assert f"stopped watching {folder}\n" in lines
+
+
+def test_a_local_bucket_kept_in_the_watched_folder_is_left_alone(tmp_path: Path) -> None:
+    """The sources it keeps are not the folder's documents a second time."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "note.txt").write_text("a note beside the bucket")
+    store = LocalStore(folder / "bucketdigest-data")
+    reports: list[IngestReport] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=watch_folder,
+        args=(store, folder, NOTES, reports.append, stop),
+        kwargs={"watch": WatchSettings(settle_seconds=SETTLE), "ignored": [store.root]},
+    )
+    thread.start()
+    try:
+        wait_until(lambda: reports, "the first scan never ran")
+        (folder / "second.txt").write_text("a second note")
+        wait_until(lambda: len(reports) >= 2, "the second note was never scanned")
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    paths = {f.path for report in reports for f in report.files}
+    assert paths == {"note.txt", "second.txt"}, "the bucket's copies are not documents"
