@@ -107,8 +107,6 @@ class _Changes(FileSystemEventHandler):
         self._lock = threading.Lock()
         self._pending = False
         self._last = 0.0
-        self.seen = 0
-        """Changes noted so far (a test waits on it)."""
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type not in _CHANGES:
@@ -118,7 +116,6 @@ class _Changes(FileSystemEventHandler):
             return
         with self._lock:
             self._pending, self._last = True, self._clock()
-            self.seen += 1
 
     def settled(self, seconds: float) -> bool:
         """Whether the folder changed and has not changed for ``seconds`` since; if so, the
