@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
-from bucketdigest.worker.pagetext import readable_text
+from bucketdigest.shared.pagetext import readable_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 WINDOW_WIDTHS = 6

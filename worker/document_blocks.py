@@ -35,9 +35,9 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.result import PAGE_INDEX, OcrAside, ocr_aside_member
 from bucketdigest.worker import rapid_ocr
-from bucketdigest.worker.pagetext import plain_text
 
 log = logging.getLogger(__name__)
 

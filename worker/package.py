@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bucketdigest.shared.archives import member_path
+from bucketdigest.shared.pagetext import document_pages
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus, Ticket
 from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
-from bucketdigest.worker.pagetext import document_pages
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _COMPRESSED = (".png", ".jpg", ".jpeg", ".npy")

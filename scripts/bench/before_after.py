@@ -26,7 +26,7 @@ from realworld import TEXT_MIN_WORDS, corpus_files, markdown_time, poppler, runn
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
-from bucketdigest.worker.pagetext import word_counts, word_recall
+from bucketdigest.shared.pagetext import word_counts, word_recall
 
 
 def _run(python: str, inbox: Path, bucket: Path) -> float:

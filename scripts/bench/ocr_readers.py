@@ -24,8 +24,8 @@ from corpus import fetch
 from facts import check
 
 from bucketdigest.shared.jsonlines import loads_lines
+from bucketdigest.shared.pagetext import word_counts, word_recall
 from bucketdigest.worker.digesters.page_ocr import page_dpi, trusted_text
-from bucketdigest.worker.pagetext import word_counts, word_recall
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 PAGES_A_FILE = 5

@@ -22,10 +22,10 @@ from pathlib import Path
 from common import table
 from corpus import fetch
 
+from bucketdigest.shared.pagetext import word_counts, word_recall
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.pagetext import word_counts, word_recall
 
 TEXT_MIN_WORDS = 20
 

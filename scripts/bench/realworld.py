@@ -29,10 +29,10 @@ from corpus import fetch, page_count
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
+from bucketdigest.shared.pagetext import word_counts, word_recall
 from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.model_threads import share_of_cores
-from bucketdigest.worker.pagetext import word_counts, word_recall
 
 TEXT_MIN_WORDS = 20
 """A file is a text PDF when pdftotext finds at least this many words in it."""

@@ -30,6 +30,7 @@ from corpus import fetch, page_count
 from bucketdigest.search.snippet import make_snippet
 from bucketdigest.shared.archives import extract
 from bucketdigest.shared.jsonlines import loads_lines
+from bucketdigest.shared.pagetext import document_pages
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE, OcrAside, ocr_aside_member
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.document_blocks import (
@@ -42,7 +43,6 @@ from bucketdigest.worker.document_blocks import (
     word_keys,
     words_inside,
 )
-from bucketdigest.worker.pagetext import document_pages
 
 PAGES = 40
 """Longer documents are left out (the bench should take minutes)."""

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bucketdigest.search.snippet import make_snippet, query_stems, stem, words_held
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
-from bucketdigest.worker.pagetext import readable_text
+from bucketdigest.shared.pagetext import readable_text
 
 
 def test_emphasis_marks_leave_the_snippet_and_the_highlight_lands_on_the_word() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.pagetext import plain_text
 
 LINES = [
     "ver the past three decades the number of non-governmental organisa-",

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
-from bucketdigest.worker.pagetext import plain_text
 
 SIZE = 11
 CAPTION = "Table 1: Composition of the pretraining data"

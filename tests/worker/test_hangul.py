@@ -9,10 +9,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
-from bucketdigest.worker.pagetext import plain_text
 
 SIZE = 12
 KOREAN = ["그밖의", "사항들은", "판면", "설정을", "위한", "fapapersize", "(2024)"]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.margins import with_running_blocks
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.pagetext import plain_text
 
 BODY = (
     "The committee met in the spring to weigh the yields of the turnip crop against the cost "

@@ -11,8 +11,8 @@ import zipfile
 from pathlib import Path
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.pagetext import plain_text
 from tests.documents import chinese_scan_pdf, scanned_pdf, scribbled_pdf
 from tests.search.conftest import digest_folder
 

@@ -9,8 +9,8 @@ import zipfile
 from pathlib import Path
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.pagetext import plain_text
 from bucketdigest.worker.tesseract import parse_tsv
 from tests.documents import scanned_pdf, scribbled_pdf
 from tests.search.conftest import digest_folder

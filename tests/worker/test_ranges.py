@@ -16,11 +16,11 @@ from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
+from bucketdigest.shared.pagetext import without_surrogates
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker
-from bucketdigest.worker.pagetext import without_surrogates
 from tests.clocks import MovableClock
 from tests.worker.test_checkpoint import _records, _settings, kill_worker_when
 

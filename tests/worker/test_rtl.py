@@ -11,11 +11,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text, word_counts
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import line_text
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
-from bucketdigest.worker.pagetext import plain_text, word_counts
 
 SIZE = 14
 ARABIC_SCRIPT = 6

@@ -11,11 +11,11 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
-from bucketdigest.worker.pagetext import plain_text
 from tests.worker.test_image_links import CLI
 
 BODY = (

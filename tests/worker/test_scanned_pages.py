@@ -8,10 +8,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, word_share
-from bucketdigest.worker.pagetext import plain_text
 from tests.documents import book_scan_pdf
 
 HEAD = "400 BRITISH HUSBANDRY. [Ch. XIX."

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import lexicon, run_on_paragraphs, tidy
-from bucketdigest.worker.pagetext import plain_text
 
 
 def test_picture_text_becomes_a_quote_of_joined_lines_not_an_html_comment() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pymupdf
 
+from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.pagetext import plain_text
 
 COLUMNS = ["人は死して名を残す", "漢字の部首には偏と冠がある", "この噂好きな人は懐具合もよく"]
 RUBY = {0: "ひと", 2: "うわさ"}

@@ -24,6 +24,7 @@ from typing import Any
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.pagetext import doubtful_block, has_text
 from bucketdigest.shared.result import (
     PAGE_INDEX,
     PAGES_DIR,
@@ -34,7 +35,6 @@ from bucketdigest.shared.result import (
 )
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import doubtful_block, has_text
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
 from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image, tessdata
 

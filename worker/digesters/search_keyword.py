@@ -18,10 +18,10 @@ from typing import Any
 
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.jsonlines import dumps_lines
+from bucketdigest.shared.pagetext import document_pages
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.document_blocks import document_structure, page_blocks
-from bucketdigest.worker.pagetext import document_pages
 
 MAX_CHARS = 4000
 

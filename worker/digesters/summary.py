@@ -7,9 +7,9 @@ import re
 from collections import Counter
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.pagetext import document_text
 from bucketdigest.shared.result import SUMMARY
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.pagetext import document_text
 
 SENTENCES = 5
 

@@ -22,10 +22,10 @@ import json
 from collections.abc import Sequence
 
 from bucketdigest.shared.filetypes import FileKind
+from bucketdigest.shared.pagetext import document_pages, plain_text
 from bucketdigest.shared.result import TAGS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.document_blocks import page_blocks
-from bucketdigest.worker.pagetext import document_pages, plain_text
 
 TOP = 20
 CANDIDATES = 3 * TOP

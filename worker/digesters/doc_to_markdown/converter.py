@@ -17,6 +17,7 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.shared.archives import member_path
+from bucketdigest.shared.pagetext import has_text, without_surrogates
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
@@ -57,7 +58,6 @@ from bucketdigest.worker.digesters.doc_to_markdown.tables import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import spaced_lines
-from bucketdigest.worker.pagetext import has_text, without_surrogates
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)

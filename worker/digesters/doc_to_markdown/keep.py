@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from bucketdigest.shared.archives import check_member_name
 from bucketdigest.shared.errors import UnsafeArchive
+from bucketdigest.shared.pagetext import image_links
 from bucketdigest.shared.result import IMAGES_DIR, page_member
 from bucketdigest.worker.digesters.doc_to_markdown.headers import encode_headers
 from bucketdigest.worker.digesters.doc_to_markdown.options import (
@@ -21,7 +22,6 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.page_engines import LAYOUT
 from bucketdigest.worker.digesters.doc_to_markdown.running import with_running
-from bucketdigest.worker.pagetext import image_links
 from bucketdigest.worker.predecessor import Predecessor
 
 _ZIP_LINK = f"](../{IMAGES_DIR}/"

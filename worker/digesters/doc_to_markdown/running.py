@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bucketdigest.worker.pagetext import has_text
+from bucketdigest.shared.pagetext import has_text
 
 _KINDS = {"page-header": "header", "page-footer": "footer"}
 _MARKER = re.compile(r"^<!--running (header|footer)--> ?(.*)$")

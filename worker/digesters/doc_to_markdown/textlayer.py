@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pymupdf
 
+from bucketdigest.shared.pagetext import image_links, without_surrogates, word_counts, word_recall
 from bucketdigest.worker.digesters.doc_to_markdown.repair import pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
-from bucketdigest.worker.pagetext import image_links, without_surrogates, word_counts, word_recall
 
 TEXT_LAYER_MIN_WORDS = 20
 TEXT_LAYER_RECALL = 0.8
