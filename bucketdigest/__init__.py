@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from bucketdigest.ingestor.ingest import IngestReport, IngestSettings
     from bucketdigest.monitor.status import Status
     from bucketdigest.runner.bucket import Bucket
+    from bucketdigest.runner.remote import upload_files
     from bucketdigest.search.cache import IndexCacheSettings
     from bucketdigest.search.hit import Hit
     from bucketdigest.search.indexer import IndexReport
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Bucket": "bucketdigest.runner.bucket",
+    "upload_files": "bucketdigest.runner.remote",
     "StoreSettings": "bucketdigest.shared.config",
     "IngestSettings": "bucketdigest.ingestor.ingest",
     "IngestReport": "bucketdigest.ingestor.ingest",
@@ -111,6 +113,7 @@ __all__ = [
     "WorkerSettings",
     "WorkerSummary",
     "__version__",
+    "upload_files",
 ]
 
 

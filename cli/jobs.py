@@ -23,6 +23,7 @@ from bucketdigest.cli.options import (
     workers_option,
 )
 from bucketdigest.cli.worker_options import worker_options
+from bucketdigest.ingestor.inbox import take_inbox
 from bucketdigest.ingestor.ingest import (
     IngestReport,
     IngestSettings,
@@ -284,6 +285,7 @@ def monitor(
         check_bytes=check_mib << 20,
         once=once,
         on_pass=lambda done: click.echo(render.monitor_line(done)),
+        take_in=take_inbox,
     )
 
 

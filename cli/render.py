@@ -71,6 +71,11 @@ def monitor_line(done: MonitorPass) -> str:
             f"; events: delivered {events.delivered}, to retry {events.retrying}, "
             f"undeliverable {events.undeliverable}"
         )
+    if (inbox := done.inbox) is not None and (inbox.taken or inbox.refused or inbox.errors):
+        line += (
+            f"; inbox: taken {len(inbox.taken)}, refused {len(inbox.refused)}, "
+            f"not read {len(inbox.errors)}, waiting {inbox.waiting}"
+        )
     return line
 
 
@@ -203,6 +208,11 @@ def status_view(seen: Overview) -> Group:
             if any(status.events.values())
             else []
         ),
+        *(
+            [f"inbox: {status.inbox} object(s), {len(status.refused)} refused (inbox/)"]
+            if status.inbox
+            else []
+        ),
     ]
 
     # the sections that have something to say
@@ -225,6 +235,17 @@ def status_view(seen: Overview) -> Group:
                 [
                     (f.name, f.digest[:12], str(f.attempt), f.failed_at, f.error.split("\n")[0])
                     for f in status.failures
+                ],
+            )
+        )
+    if status.refused:
+        parts.append(
+            _table(
+                "Refused by the inbox (left in inbox/: replace or remove them)",
+                ("object", "bytes", "refused at", "why"),
+                [
+                    (f"inbox/{r.name}", f"{r.size:,}", f"{r.refused_at:%Y-%m-%d %H:%M}", r.reason)
+                    for r in status.refused
                 ],
             )
         )

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from bucketdigest.cli.group import cli, console, library_errors
-from bucketdigest.cli.options import index_cache_options, store_options
+from bucketdigest.cli.options import index_cache_options, priority_option, store_options
 from bucketdigest.search.cache import IndexCacheSettings
-from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.config import MAX_UPLOAD_BYTES, StoreSettings
+from bucketdigest.shared.keys import Priority
+
+if TYPE_CHECKING:
+    from bucketdigest.runner.remote import Uploaded
 
 TOKEN_VARIABLE = "BUCKETDIGEST_SERVE_TOKEN"
 DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
@@ -23,7 +30,15 @@ DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
 @click.option(
     "--allow-writes",
     is_flag=True,
-    help=f"Enable retry and reprocess, for requests bearing the token in ${TOKEN_VARIABLE}.",
+    help=f"Enable retry, reprocess and uploads, for requests bearing the token in "
+    f"${TOKEN_VARIABLE} or a bucket token that may (tokens add NAME --scope upload).",
+)
+@click.option(
+    "--max-upload",
+    type=click.IntRange(1),
+    default=MAX_UPLOAD_BYTES >> 20,
+    show_default=True,
+    help="MiB one upload request may carry (POST /api/documents); more is refused with 413.",
 )
 @click.option(
     "--cache-dir",
@@ -91,6 +106,7 @@ def serve(
     host: str,
     port: int,
     allow_writes: bool,
+    max_upload: int,
     cache_dir: Path | None,
     cache_size: int,
     cors_origin: tuple[str, ...],
@@ -132,6 +148,7 @@ def serve(
         broker=broker,
         require_token=require_token,
         public_metrics=public_metrics,
+        max_upload=max_upload << 20,
     )
     run_server(
         settings,
@@ -162,3 +179,65 @@ def mcp_command(
     from bucketdigest.serve.agents import serve_stdio  # the MCP SDK loads for this command
 
     serve_stdio(store, index_cache, show_locations=show_locations)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--to",
+    "server",
+    required=True,
+    envvar="BUCKETDIGEST_SERVER",
+    help="The server's URL (bucketdigest serve --allow-writes), e.g. https://library.example.",
+)
+@click.option(
+    "--token",
+    required=True,
+    envvar="BUCKETDIGEST_TOKEN",
+    help="A token that may upload (bucketdigest tokens add NAME --scope upload).",
+)
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="The name a file is queued under (one per file, in order; default: its file name, "
+    "a folder's files with their paths in it).",
+)
+@priority_option
+@click.option("--wait", is_flag=True, help="Follow the documents until each is done or failed.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per document.")
+@library_errors
+def upload(
+    files: tuple[Path, ...],
+    server: str,
+    token: str,
+    names: tuple[str, ...],
+    priority: str,
+    wait: bool,
+    as_json: bool,
+) -> None:
+    """Send documents to a bucket through its server, without bucket credentials: each is
+    stored and queued, and its state can be followed (--wait).
+
+    Example: bucketdigest upload scans/*.pdf --to https://library.example --token bdw_...
+    """
+    from bucketdigest.runner.remote import files_to_send, follow, upload_files
+
+    def sent_line(batch: list[Uploaded]) -> None:
+        for document in batch if not as_json else ():
+            console.print(f"queued {document.name} ({document.digest[:12]}, {document.state})")
+
+    def state_line(document: Uploaded, state: str) -> None:
+        if not as_json:
+            console.print(f"{state} {document.name}")
+
+    paths, chosen = files_to_send(files, names or None)
+    sent = upload_files(
+        server, token, paths, names=chosen, priority=Priority(priority), on_sent=sent_line
+    )
+    states = follow(token, sent, on_change=state_line) if wait else {}
+    for document in sent if as_json else ():
+        state = states.get(document.digest, document.state)
+        click.echo(json.dumps({**asdict(document), "state": state}))
+    if "failed" in states.values():
+        raise SystemExit(1)

@@ -73,6 +73,8 @@ class TreeEntry:
 class GitSource:
     """One repository at one ref, mirrored in ``cache_dir``."""
 
+    lists_everything = True
+
     def __init__(
         self, url: str, file_filter: FileFilter, cache_dir: Path, ref: str = "HEAD"
     ) -> None:

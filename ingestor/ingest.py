@@ -253,7 +253,8 @@ class Ingestor:
             except (OSError, BucketdigestError) as exc:
                 failures.append(FileError(path=source.name, reason=str(exc)))
             else:
-                unreadable[source.name] = skipped
+                if source.lists_everything:
+                    unreadable[source.name] = skipped
 
         # upload and queue what the bucket lacks, recording where each file came from
         known = KnownObjects(self.store, len(found))

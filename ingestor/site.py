@@ -16,6 +16,7 @@ class SiteSource:
     """A web site, crawled from its start URL when its candidates are asked for."""
 
     commit = ""
+    lists_everything = True
 
     def __init__(
         self, start: str, store: Store, file_filter: FileFilter, settings: CrawlSettings

@@ -48,6 +48,10 @@ class Source(Protocol):
     start URL."""
     commit: str
     """The commit ingested, for Git sources; empty otherwise."""
+    lists_everything: bool
+    """Whether its candidates are all it holds (a folder, a repository, a site), so a path
+    missing since its last ingest was removed; not so for documents handed in one by one
+    (the inbox, uploads)."""
 
     def candidates(self) -> Iterator[Candidate | FileError]:
         """Every accepted file, or an error naming a file that cannot be taken."""
@@ -58,6 +62,7 @@ class FolderSource:
     """A local folder (recursive) or a single file."""
 
     commit = ""
+    lists_everything = True
 
     def __init__(self, root: Path, file_filter: FileFilter) -> None:
         self.root = root.resolve()

@@ -15,6 +15,7 @@ from bucketdigest.monitor.sweep import MonitorSettings, SweepReport, sweep
 from bucketdigest.shared.bucket_settings import bucket_webhooks
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.events import DrainReport, drain_events
+from bucketdigest.shared.inbox import InboxReport
 from bucketdigest.shared.store import Store
 
 
@@ -27,6 +28,7 @@ class MonitorPass:
     reconcile: ReconcileReport | None
     damage: DamageReport | None = None
     events: DrainReport | None = None
+    inbox: InboxReport | None = None
 
 
 PASS_SECONDS = MONITOR_SECONDS
@@ -48,9 +50,11 @@ def run_monitor(
     once: bool = False,
     on_pass: Callable[[MonitorPass], None] = lambda _: None,
     stop: threading.Event | None = None,
+    take_in: Callable[[Store], InboxReport] | None = None,
 ) -> None:
     """Run passes until ``stop`` is set (or after one, with ``once``); each is reported to
-    ``on_pass``."""
+    ``on_pass``. ``take_in``: what takes the inbox in (the ingestor's, composed by the
+    caller)."""
     stop = stop or threading.Event()
     last_reconcile: float | None = None
     last_check: float | None = None
@@ -64,6 +68,7 @@ def run_monitor(
             checked = check_damage(store, check_bytes)
             last_check = time.monotonic()
         events = drain_events(store, lambda: bucket_webhooks(store))
-        on_pass(MonitorPass(swept, repaired, checked, events))
+        inbox = take_in(store) if take_in is not None else None
+        on_pass(MonitorPass(swept, repaired, checked, events, inbox))
         if once or stop.wait(every):
             return

@@ -13,9 +13,10 @@ from bucketdigest.monitor.damage import damaged_objects
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import read_settings
 from bucketdigest.shared.errors import ConfigError, CorruptRecord, NotFound
+from bucketdigest.shared.inbox import inbox_objects, inbox_refusals
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import IndexerLease, IngestRun, WorkerNote
+from bucketdigest.shared.records import InboxRefusal, IndexerLease, IngestRun, WorkerNote
 from bucketdigest.shared.store import Store
 
 
@@ -45,6 +46,10 @@ class Status:
     """The version of the bucket's settings (0: none set)."""
     events: dict[str, int] = field(default_factory=dict)
     """Events waiting to be delivered (``pending``) and given up on (``undeliverable``)."""
+    inbox: int = 0
+    """Objects in ``inbox/`` (waiting to be taken in, or refused)."""
+    refused: list[InboxRefusal] = field(default_factory=list)
+    """Inbox objects that cannot be taken in, and why (they stay in the inbox)."""
     damaged: dict[str, str] = field(default_factory=dict)
     """Objects found damaged (by the damage check, or results the indexer could not read),
     by key, with what is wrong and what is being done."""
@@ -81,6 +86,10 @@ class Status:
             "damaged": self.damaged,
             "settings_version": self.settings_version,
             "events": self.events,
+            "inbox": {
+                "objects": self.inbox,
+                "refused": [json.loads(r.to_json()) for r in self.refused],
+            },
         }
 
 
@@ -175,6 +184,8 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
         state.value: sum(1 for _ in store.list(keys.event_prefix(state)))
         for state in keys.EventState
     }
+    status.inbox = sum(1 for _ in inbox_objects(store))
+    status.refused = inbox_refusals(store)
     try:
         status.settings_version = read_settings(store)[0].version
     except ConfigError as exc:

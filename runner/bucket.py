@@ -18,12 +18,14 @@ with bucket.result("rules/core.pdf") as result:   # a path or a hash
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from bucketdigest.ingestor.inbox import take_files, take_inbox
 from bucketdigest.ingestor.ingest import (
     IngestReport,
     IngestSettings,
@@ -133,6 +135,23 @@ class Bucket:
             self.store, [self._source(s) for s in sources], self._ingest_settings(ext, settings)
         )
 
+    def upload(
+        self,
+        *files: str | Path,
+        names: Sequence[str] | None = None,
+        priority: Priority = Priority.NORMAL,
+    ) -> IngestReport:
+        """Hand documents in one at a time, as an upload through ``serve`` does: each stored
+        and queued under its name (``names``, default its file name), recorded as coming from
+        ``upload``. SourceError, before anything is stored, for a file that is missing,
+        empty or of a type no digester takes. (Without bucket credentials, send them to a
+        server: :func:`bucketdigest.runner.remote.upload_files`.)"""
+        paths = [Path(f).expanduser() for f in files]
+        chosen = list(names) if names is not None else [p.name for p in paths]
+        if len(chosen) != len(paths):
+            raise SourceError(f"{len(chosen)} names for {len(paths)} files: give one per file")
+        return take_files(self.store, list(zip(chosen, paths, strict=True)), priority=priority)
+
     @staticmethod
     def _source(source: str | Path) -> str:
         """A source as ``ingest`` takes it: ``~`` expanded; SourceError for a local path that
@@ -219,9 +238,11 @@ class Bucket:
 
     def monitor(self) -> MonitorPass:
         """One monitor pass (``bucketdigest monitor --once``): expired leases, the consistency
-        sweep and a damage check."""
+        sweep, a damage check and the inbox taken in."""
         passes: list[MonitorPass] = []
-        run_monitor(self.store, MonitorSettings(), once=True, on_pass=passes.append)
+        run_monitor(
+            self.store, MonitorSettings(), once=True, on_pass=passes.append, take_in=take_inbox
+        )
         return passes[0]
 
     def index(self, *, rebuild: bool = False) -> IndexReport:

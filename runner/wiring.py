@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bucketdigest.ingestor.inbox import take_inbox
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
 from bucketdigest.shared.bucket_settings import (
@@ -40,8 +41,9 @@ class OpenStore:
 @dataclass(frozen=True)
 class MonitorDuty:
     """Gives a worker its light monitor duty: one lease sweep (returning how many jobs it
-    changed), then its share of indexing, whose failure never stops the worker. ``leaving``:
-    the worker is about to exit idle, so the index is brought up to date now."""
+    changed), events sent, the inbox taken in, then its share of indexing, whose failure
+    never stops the worker. ``leaving``: the worker is about to exit idle, so the index is
+    brought up to date now."""
 
     settings: MonitorSettings
     index: IndexDuty | None = None
@@ -50,6 +52,10 @@ class MonitorDuty:
         def duty(leaving: bool = False, make_room: Callable[[], None] | None = None) -> int:
             changed = sweep(store, self.settings).changed
             drain_events(store, lambda: bucket_webhooks(store))
+            try:
+                take_inbox(store)
+            except Exception:
+                log.exception("taking the inbox in failed; the worker goes on")
             if self.index is not None and not (leaving and changed):
                 try:
                     self.index(store, leaving=leaving, make_room=make_room)

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from bucketdigest.monitor.gauges import QueueGauges
-from bucketdigest.serve import access, api, broker, pages
+from bucketdigest.serve import access, api, broker, pages, uploads
 from bucketdigest.serve.access import TokenGate
 from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
@@ -52,6 +52,7 @@ from bucketdigest.shared.errors import (
     InvalidQuery,
     NotFound,
     SearchIndexError,
+    SourceError,
     StoreError,
 )
 
@@ -66,6 +67,7 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (DamagedResult, 500, "Result damaged"),
     (InvalidQuery, 400, "Bad request"),
     (BadRequest, 400, "Bad request"),
+    (SourceError, 400, "Bad request"),
     (WritesOff, 403, "Forbidden"),
     (NotPossible, 409, "Not possible now"),
     (IndexNotFound, 503, "No search index yet"),
@@ -111,6 +113,8 @@ async def _library_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, NotAuthorized):
         status = 401 if exc.missing else 403
         return _answer(request, status, "Not authorized", str(exc))
+    if isinstance(exc, uploads.UnusableUpload):
+        return _answer(request, exc.status, "Upload refused", str(exc))
     for kind, status, title in _STATUS:
         if isinstance(exc, kind):
             if status == 503:
@@ -154,6 +158,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.state.broker = brokering
     app.router.routes.extend(agent_routes)  # /mcp
     app.include_router(api.router)
+    app.include_router(uploads.router)
     app.include_router(broker.router)
     app.include_router(pages.router)
     gauges = CollectorRegistry()
@@ -200,6 +205,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
         bound=settings.host,
         allowed=settings.allowed_hosts,
         origins=settings.cors_origins,
+        max_upload=settings.max_upload,
     )
     return app
 

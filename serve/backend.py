@@ -36,7 +36,7 @@ from bucketdigest.serve.page_images import (
 )
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
-from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.config import MAX_UPLOAD_BYTES, StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
@@ -93,6 +93,8 @@ class ServeSettings:
     """Every route but the health check asks for a read token (:mod:`.access`)."""
     public_metrics: bool = False
     """With ``require_token``, ``/metrics`` stays open (a Prometheus scraper without one)."""
+    max_upload: int = MAX_UPLOAD_BYTES
+    """The most bytes one upload request carries (``--max-upload``)."""
 
     def __post_init__(self) -> None:
         if self.token is not None and len("".join(self.token.split())) < MIN_TOKEN_CHARS:
@@ -260,17 +262,17 @@ class Backend:
         except Conflict as exc:
             raise NotPossible(str(exc)) from exc
 
-    def authorize(self, token: str | None) -> None:
+    def authorize(self, token: str | None, scope: Scope = Scope.WRITE) -> None:
         """Raise unless writes are on and ``token`` is the server's token or a bucket token
-        with the ``write`` scope."""
+        with ``scope`` (``write`` by default; ``upload`` to send documents in)."""
         if not self.settings.token:
             raise WritesOff("writes are off: start the server with --allow-writes")
         if not token:
             raise NotAuthorized("this needs the server's token (Bearer)", missing=True)
         if hmac.compare_digest(token.encode(), self.settings.token.encode()):
             return
-        if verify_token(self.store, token, Scope.WRITE) is None:
-            raise NotAuthorized("wrong token", missing=False)
+        if verify_token(self.store, token, scope) is None:
+            raise NotAuthorized(f"this token is unknown, revoked or may not {scope}", missing=False)
 
     def retry(self, digest: str, token: str | None) -> bool:
         """Put a failed document back in line (its source fetched again first if a cleanup-mode

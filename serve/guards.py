@@ -34,6 +34,8 @@ broker's small write, 256 KiB in base64, or a settings change)."""
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 AGENT_PATH = "/mcp"
+UPLOAD_PATH = "/api/documents"
+"""Where documents are uploaded: its bodies may reach ``--max-upload`` and are streamed."""
 
 
 def _host_name(value: str) -> str:
@@ -64,8 +66,10 @@ class RequestGuard:
         bound: str,
         allowed: Iterable[str] = (),
         origins: Iterable[str] = (),
+        max_upload: int = MAX_BODY_BYTES,
     ) -> None:
         self.app = app
+        self.max_upload = max_upload
         self.any_ip = bound in WILDCARD_BINDS
         self.names = LOOPBACK_NAMES | {bound.lower()} | {_host_name(a) for a in allowed}
         self.origins = {origin.rstrip("/").lower() for origin in origins}
@@ -95,9 +99,14 @@ class RequestGuard:
         if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
             await _refuse(send, 414, f"the query string is over {MAX_QUERY_BYTES} bytes")
             return
+        uploading = scope["method"] == "POST" and scope["path"] == UPLOAD_PATH
+        limit = self.max_upload if uploading else MAX_BODY_BYTES
         declared = headers.get(b"content-length", b"0").decode("latin-1")
-        if not declared.isdigit() or int(declared) > MAX_BODY_BYTES:
-            await _refuse(send, 413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+        if not declared.isdigit() or int(declared) > limit:
+            await _refuse(send, 413, _too_large(limit, uploading))
+            return
+        if uploading:
+            await self._upload(scope, receive, send, limit)
             return
         if b"content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
             body = await _body_within(receive, MAX_BODY_BYTES)
@@ -126,6 +135,49 @@ class RequestGuard:
             await send(message)
 
         await self.app({**scope, "method": "GET"}, receive, without_body)
+
+    async def _upload(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        """An upload streams through (never held here), counted as it arrives: past ``limit``
+        the route sees the client gone and the client gets 413."""
+        origin = dict(scope.get("headers") or []).get(b"origin", b"").decode("latin-1")
+        if origin and not self.trusts(origin):
+            await _refuse(send, 403, f"requests from the origin {origin[:100]!r} are not accepted")
+            return
+        received = 0
+        over = False
+
+        async def counted() -> Message:
+            nonlocal received, over
+            if over:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    over = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def unless_over(message: Message) -> None:
+            if not over:
+                await send(message)
+
+        try:
+            await self.app(scope, counted, unless_over)
+        except Exception:
+            if not over:
+                raise
+        if over:
+            await _refuse(send, 413, _too_large(limit, True))
+
+
+def _too_large(limit: int, uploading: bool) -> str:
+    if uploading:
+        return (
+            f"an upload is at most {limit:,} bytes (the server's --max-upload): "
+            "send fewer files at once; a single file over it cannot be sent"
+        )
+    return f"a request body is at most {limit} bytes"
 
 
 async def _body_within(receive: Receive, limit: int) -> bytes | None:

@@ -57,6 +57,9 @@ class BucketSettings(JsonRecord):
     """The share of claims that look in the normal lane before the high one (0.10)."""
     low_lane_share: float | None = None
     """The share of claims that look in the low lane first (0.05)."""
+    inbox_max_bytes: int | None = None
+    """The largest object the monitor takes from ``inbox/`` (512 MiB); a larger one is
+    refused and left there."""
     events: tuple[str, ...] | None = None
     """HTTPS endpoints that get a signed JSON event when a document is done, fails for good
     or is removed (``shared/events.py``)."""
@@ -262,7 +265,7 @@ def parsed(name: str, text: str) -> Any:
 
 def _checked(settings: BucketSettings) -> BucketSettings:
     problems = []
-    for name in ("max_attempts", "lease_seconds"):
+    for name in ("max_attempts", "lease_seconds", "inbox_max_bytes"):
         value = getattr(settings, name)
         if value is not None and value < 1:
             problems.append(f"{name} must be 1 or more, not {value}")

@@ -13,6 +13,10 @@ from bucketdigest.shared.stores.local import LocalStore
 DEFAULT_BUCKET = "./bucketdigest-data"
 
 
+MAX_UPLOAD_BYTES = 512 << 20
+"""The largest document the inbox takes (the bucket's ``inbox_max_bytes`` unless set) and
+``serve`` accepts in one upload request (``--max-upload``)."""
+
 MONITOR_SECONDS = 60.0
 """How often a monitor pass runs: ``bucketdigest monitor``'s, each worker's monitor duty, and
 with it the fleet's indexing (at most once per pass across the fleet)."""

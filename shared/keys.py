@@ -39,6 +39,33 @@ CRAWLS_PREFIX = "registry/crawls/"
 its state) and ``log/<run-id>-<n>.json``, what a running crawl did since (merged into
 ``state.json`` by the next crawl of the site, so a crash loses nothing)."""
 
+INBOX_PREFIX = "inbox/"
+"""Where anyone with the uploader role drops documents (``inbox/<any/name.pdf>``): the monitor
+duty takes each in (hashed, stored under ``store/raw/``, queued with the key under ``inbox/``
+as its name) and only then removes it."""
+
+INBOX_REFUSALS_PREFIX = "registry/inbox/"
+"""Why an inbox object was not taken (too large, a type no digester takes):
+``registry/inbox/<id>.json``, kept while the object stays in the inbox as it was."""
+
+
+def inbox_key(name: str) -> str:
+    """``inbox/<name>``; InvalidKey for a name no store may hold."""
+    return check_key(f"{INBOX_PREFIX}{name}")
+
+
+def inbox_name(key: str) -> str:
+    """``inbox/2026/scan.pdf`` → ``2026/scan.pdf``: the name it is queued with."""
+    if not key.startswith(INBOX_PREFIX):
+        raise ValueError(f"not an inbox key: {key!r}")
+    return check_key(key)[len(INBOX_PREFIX) :]
+
+
+def inbox_refusal_key(name: str) -> str:
+    """Where the refusal of ``inbox/<name>`` is recorded."""
+    return f"{INBOX_REFUSALS_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:32]}.json"
+
+
 SELFTEST_PREFIX = "selftest/"
 """Scratch objects of the conditional-write self-test, deleted right after."""
 

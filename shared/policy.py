@@ -21,6 +21,7 @@ class Role(StrEnum):
     MONITOR = "monitor"
     READER = "reader"
     ADMIN = "admin"
+    UPLOADER = "uploader"
 
 
 class Action(StrEnum):
@@ -51,7 +52,7 @@ EVERYTHING = ""
 class Grant:
     """Key prefixes (relative to the bucket prefix) a role may read, write and delete."""
 
-    read: tuple[str, ...]
+    read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     delete: tuple[str, ...] = ()
 
@@ -104,6 +105,16 @@ def _with(grant: Grant, more: Grant) -> Grant:
     )  # fmt: skip
 
 
+_INFLOW = Grant(
+    read=(keys.INBOX_PREFIX,),
+    write=(keys.RAW_PREFIX, keys.REGISTRY_DOCS_PREFIX, keys.REGISTRY_RUNS_PREFIX,
+           keys.INBOX_REFUSALS_PREFIX),
+    delete=(keys.INBOX_PREFIX, keys.INBOX_REFUSALS_PREFIX),
+)  # fmt: skip
+"""What taking documents in from the inbox needs (the monitor duty, the worker's too), and
+uploads through ``serve``: store the source, record its name and the run, queue it, then
+remove it from the inbox (or record why not)."""
+
 GRANTS: dict[Role, Grant] = {
     # claims and runs jobs; its monitor duty sweeps leases and keeps the search index; a
     # broker (serve --broker) runs with these and reads the worker tokens; a claim's requests
@@ -117,7 +128,7 @@ GRANTS: dict[Role, Grant] = {
                keys.BROKER_CLAIMS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.INDEX_PREFIX, keys.WORKERS_PREFIX,
                 keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX, keys.BROKER_CLAIMS_PREFIX),
-    ), _claims_grant()),
+    ), _with(_claims_grant(), _INFLOW)),
     # uploads sources, records where they came from, queues them
     Role.INGESTOR: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.REGISTRY_PREFIX,
@@ -126,24 +137,26 @@ GRANTS: dict[Role, Grant] = {
                keys.SELFTEST_PREFIX),
         delete=(keys.CRAWLS_PREFIX, keys.SELFTEST_PREFIX),
     ),
-    # requeues, dead-letters, retries and reprocesses; the consistency sweep
-    Role.MONITOR: Grant(
+    # requeues, dead-letters, retries and reprocesses; the consistency sweep; the inbox
+    Role.MONITOR: _with(Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
               keys.EVENTS_PREFIX, keys.SECRETS_PREFIX),
         write=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.MONITOR_PREFIX, keys.SELFTEST_PREFIX,
                keys.EVENTS_PREFIX),
         delete=(keys.QUEUE_PREFIX, keys.WORK_PREFIX, keys.SELFTEST_PREFIX, keys.EVENTS_PREFIX),
-    ),
+    ), _INFLOW),
     # status, ls, get, search, serve: everything but the secrets (a reader who could read the
     # events secret could forge signed events)
     Role.READER: Grant(
         read=(keys.RAW_PREFIX, keys.OUT_PREFIX, keys.QUEUE_PREFIX, keys.WORK_PREFIX,
               keys.REGISTRY_PREFIX, keys.INDEX_PREFIX, keys.SELFTEST_PREFIX, keys.SETTINGS_KEY,
               keys.EVENTS_PREFIX, keys.BROKER_TOKENS_PREFIX, keys.MONITOR_PREFIX,
-              keys.WORKERS_PREFIX),
+              keys.WORKERS_PREFIX, keys.INBOX_PREFIX),
     ),
     Role.ADMIN: Grant(read=(EVERYTHING,), write=(EVERYTHING,), delete=(EVERYTHING,)),
+    # puts documents in the inbox (aws s3 cp, rclone, a phone app): reads and lists nothing
+    Role.UPLOADER: Grant(write=(keys.INBOX_PREFIX,)),
 }  # fmt: skip
 
 ROLE_OF_COMMAND: dict[str, Role] = {
@@ -185,14 +198,12 @@ def _resources(bucket: str, prefix: str, key_prefixes: tuple[str, ...]) -> list[
 def iam_policy(role: Role, bucket_url: str, *, cleanup: bool = False) -> dict[str, Any]:
     """The identity policy granting ``role`` what it needs under ``bucket_url`` and no more.
     With ``cleanup`` (workers run with ``--delete-source-when-done``), a worker may also
-    delete sources, and the monitor (``retry``, ``reprocess``) put them back in
-    ``store/raw/`` from the folder or repository they were ingested from."""
+    delete sources (the monitor may always put them in ``store/raw/``: it takes the inbox in,
+    and ``retry`` and ``reprocess`` put a deleted source back from where it was ingested)."""
     bucket, prefix = split_bucket_url(bucket_url)
     grant = GRANTS[role]
     if cleanup and role is Role.WORKER:
         grant = replace(grant, delete=(*grant.delete, keys.RAW_PREFIX))
-    if cleanup and role is Role.MONITOR:
-        grant = replace(grant, write=(*grant.write, keys.RAW_PREFIX))
     listing: dict[str, Any] = {
         "Sid": "ListTheTenantPrefix",
         "Effect": "Allow",
@@ -201,7 +212,7 @@ def iam_policy(role: Role, bucket_url: str, *, cleanup: bool = False) -> dict[st
     }
     if prefix:
         listing["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
-    statements = [listing]
+    statements = [listing] if grant.read else []
     for sid, actions, key_prefixes in (
         ("Read", [Action.READ], grant.read),
         ("Write", [Action.WRITE, Action.ABORT_UPLOAD], grant.write),

@@ -6,8 +6,8 @@ revocable at once, each with its scopes:
   worker that uses it, which is how the broker knows the claims a token holds.
 - ``read``: searching and reading through ``serve --require-token`` (the web page, the API,
   MCP, the drop-in conversion APIs);
-- ``write`` (retry, reprocess, settings) and ``upload`` (sending documents in), each of which
-  includes ``read``.
+- ``upload`` (sending documents in, with ``read``) and ``write`` (retry, reprocess, settings;
+  with ``read`` and ``upload``).
 
 A token does only what its scopes name: a work token reads nothing through ``serve``, a read
 token claims no job."""
@@ -40,7 +40,7 @@ class Scope(StrEnum):
 DEFAULT_WORKERS = 4
 """Claims a work token may hold at once unless made with ``--workers``."""
 
-IMPLIED = {Scope.WRITE: {Scope.READ}, Scope.UPLOAD: {Scope.READ}}
+IMPLIED = {Scope.WRITE: {Scope.READ, Scope.UPLOAD}, Scope.UPLOAD: {Scope.READ}}
 """What a scope includes besides itself."""
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 

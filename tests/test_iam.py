@@ -4,6 +4,7 @@ two tenants sharing one bucket."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -16,12 +17,15 @@ from pathlib import Path
 
 import boto3
 import pytest
+from boto3.s3.transfer import TransferConfig
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import EventSecrets, change_settings
 from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.events import new_secret
 from bucketdigest.shared.policy import Role
+from bucketdigest.shared.records import Ticket
+from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.s3 import S3Store
 from tests.waiting import wait_until
 
@@ -159,7 +163,7 @@ def test_each_role_does_its_work_with_only_its_own_grant(
                        r"\(role worker lacks s3:DeleteObject\)"):  # fmt: skip
         worker.delete(raw)
     with pytest.raises(AccessDenied, match=r"\(role worker lacks s3:PutObject\)"):
-        worker.put(keys.run_key("forged"), b"{}")
+        worker.put(keys.source_manifest_key("forged"), b"{}")
     reader = _store(iam_endpoint, users["reader"], Role.READER)
     with pytest.raises(AccessDenied, match=r"\(role reader lacks s3:PutObject\)"):
         reader.put(keys.queue_key(keys.QueueState.TODO, "0" * 64), b"{}")
@@ -219,3 +223,50 @@ def test_only_the_roles_that_sign_read_the_events_secret(
         signer = _store(iam_endpoint, users[role.value], role)
         secrets = EventSecrets.from_json(signer.get(keys.EVENTS_SECRET_KEY).data)
         assert secrets.current.startswith("whsec_"), role
+
+
+@pytest.mark.slow
+def test_the_uploader_puts_in_the_inbox_only_and_the_monitor_takes_it_in(
+    iam_endpoint: str, users: dict[str, Credentials], tmp_path: Path
+) -> None:
+    scan = make_pdf(tmp_path / "scan.pdf", title="Inbox scan", pages=1, seed=404)
+    who = users["uploader"]
+    client = boto3.client(
+        "s3",
+        endpoint_url=iam_endpoint,
+        aws_access_key_id=who["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=who["AWS_SECRET_ACCESS_KEY"],
+    )
+    # what `aws s3 cp` does, in parts, as it does for a large file
+    parts = TransferConfig(multipart_threshold=5 << 20, multipart_chunksize=5 << 20)
+    big = tmp_path / "big.pdf"
+    big.write_bytes(scan.read_bytes() + b"%" * (11 << 20))
+    client.upload_file(str(big), BUCKET, "tenant-a/inbox/2026/big.pdf", Config=parts)
+    client.upload_file(str(scan), BUCKET, "tenant-a/inbox/2026/scan.pdf")
+    uploader = _store(iam_endpoint, who, Role.UPLOADER)
+    for attempt in (
+        lambda: next(iter(uploader.list(keys.INBOX_PREFIX))),
+        lambda: uploader.get(keys.inbox_key("2026/scan.pdf")),
+        lambda: uploader.head(keys.SETTINGS_KEY),
+        lambda: uploader.put(keys.raw_key("0" * 64, "pdf"), b"%PDF-"),
+        lambda: uploader.put(keys.queue_key(keys.QueueState.TODO, "0" * 64), b"{}"),
+    ):
+        with pytest.raises(AccessDenied, match="role uploader lacks"):
+            attempt()
+
+    wait_until(  # the inbox waits until an object is a couple of seconds old
+        lambda: (
+            "inbox: taken 2" in _run(iam_endpoint, users["monitor"], "monitor", "--once").stdout
+        ),
+        "the monitor did not take the inbox in",
+        seconds=30,
+        every=1,
+    )
+    monitor = _store(iam_endpoint, users["monitor"], Role.MONITOR)
+    assert not list(monitor.list(keys.INBOX_PREFIX))
+    for path in (scan, big):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        ticket = Ticket.from_json(monitor.get(keys.queue_key(keys.QueueState.TODO, digest)).data)
+        assert ticket.names == (f"2026/{path.name}",)
+    status = _run(iam_endpoint, users["reader"], "status", "--json")
+    assert json.loads(status.stdout)["inbox"] == {"objects": 0, "refused": []}

@@ -118,3 +118,21 @@ def test_a_local_source_that_is_not_there_raises(tmp_path: Path) -> None:
     bucket = Bucket(tmp_path / "bucket")
     with pytest.raises(bucketdigest.SourceError, match="no such file or folder"):
         bucket.ingest(tmp_path / "nowhere")
+
+
+def test_a_program_hands_documents_in_one_at_a_time_and_they_are_done(tmp_path: Path) -> None:
+    bucket = Bucket(tmp_path / "bucket")
+    scan = make_pdf(tmp_path / "scan-0001.pdf", title="Handed In", pages=1, seed=31)
+    notes = tmp_path / "n.md"
+    notes.write_text("# Notes\n\nThe lighthouse keeper logs every ship.\n")
+    report = bucket.upload(scan, notes, names=["2026/scan.pdf", "notes/lighthouse.md"])
+    assert [f.path for f in report.files] == ["2026/scan.pdf", "notes/lighthouse.md"]
+    assert bucket.work().outcomes == {"done": 2}
+    assert bucket.search("lighthouse keeper")[0].names == ("notes/lighthouse.md",)
+    assert bucket.upload(scan).files[0].state is bucketdigest.DocState.DONE  # same bytes
+
+    (tmp_path / "setup.exe").write_bytes(b"MZ")
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    for bad, reason in (("setup.exe", "no digester handles .exe"), ("empty.pdf", "empty")):
+        with pytest.raises(bucketdigest.SourceError, match=reason):
+            bucket.upload(tmp_path / bad)

@@ -15,6 +15,7 @@ from bucketdigest.shared.records.outputs import DigestRecords, OutputRecord, Out
 from bucketdigest.shared.records.queue import Attempt, AttemptOutcome, Claim, Failure, Ticket
 from bucketdigest.shared.records.registry import (
     FileError,
+    InboxRefusal,
     ManifestPath,
     RemovedPath,
     SourceManifest,
@@ -43,6 +44,7 @@ __all__ = [
     "DigestRecords",
     "Failure",
     "FileError",
+    "InboxRefusal",
     "IndexGeneration",
     "IndexerLease",
     "IngestRun",

@@ -59,3 +59,15 @@ class SourceManifest(JsonRecord):
     removed: tuple[RemovedPath, ...] = ()
     superseded: tuple[RemovedPath, ...] = ()
     """Earlier documents of paths that now hold other content (older revisions)."""
+
+
+@dataclass(frozen=True)
+class InboxRefusal(JsonRecord):
+    """``registry/inbox/<id>.json``: the inbox object ``name`` (at version ``etag``) was not
+    taken, and why; it stays in the inbox until replaced or removed."""
+
+    name: str
+    etag: str
+    size: int
+    reason: str
+    refused_at: datetime

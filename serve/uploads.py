@@ -1,0 +1,156 @@
+"""Documents sent over HTTP: ``POST /api/documents`` (multipart, one file or many) with a
+token that may upload. Each file is streamed to a temporary file (never held in memory; the
+request's size is counted as it arrives, :mod:`.guards`), checked, then ingested as the inbox's
+objects are (stored under ``store/raw/``, queued, its name recorded, source ``upload``). The
+answer (202) gives each document's hash and where its state is followed:
+``GET /api/documents/{hash}``."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from starlette.datastructures import UploadFile
+
+from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, refusal_reason, take_files, unreadable_type
+from bucketdigest.serve.backend import Backend, BadRequest
+from bucketdigest.serve.guards import UPLOAD_PATH
+from bucketdigest.shared import keys
+from bucketdigest.shared.errors import BucketdigestError, InvalidKey
+from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.tokens import Scope
+
+router = APIRouter()
+
+MAX_FILES = 1000
+"""Files one request may carry."""
+
+
+class UnusableUpload(BucketdigestError):
+    """A file of an upload that cannot be taken (empty, a type no digester takes, a bad
+    name): the whole request is refused, nothing of it stored."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _backend(request: Request) -> Backend:
+    return request.app.state.backend
+
+
+def _presented(request: Request) -> str | None:
+    """The token an upload carries, as a bearer token or ``X-Api-Key`` (never a cookie: a
+    page elsewhere could make a browser send it)."""
+    authorization = request.headers.get("authorization", "")
+    if authorization.lower().startswith("bearer "):
+        return authorization[7:].strip() or None
+    return request.headers.get("x-api-key", "").strip() or None
+
+
+@router.post(
+    UPLOAD_PATH,
+    status_code=202,
+    summary="Send documents in (multipart: files, optional names and priority)",
+    openapi_extra={
+        "requestBody": {
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["files"],
+                        "properties": {
+                            "files": {
+                                "type": "array",
+                                "items": {"type": "string", "format": "binary"},
+                            },
+                            "names": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "description": "A name per file, in order (default: its file "
+                                "name); may hold folders, 2026/scan.pdf",
+                            },
+                            "priority": {"type": "string", "enum": [p.value for p in Priority]},
+                        },
+                    }
+                }
+            }
+        }
+    },
+)
+async def upload(request: Request, backend: Annotated[Backend, Depends(_backend)]) -> JSONResponse:
+    token = _presented(request)
+    await anyio.to_thread.run_sync(backend.authorize, token, Scope.UPLOAD)
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-upload-") as folder:
+        async with request.form(max_files=MAX_FILES, max_fields=MAX_FILES + 1) as form:
+            files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+            names = [n for n in form.getlist("names") if isinstance(n, str)]
+            priority = _priority(form.get("priority"))
+            if not files:
+                raise UnusableUpload("no file: send each as a part named 'files'", 400)
+            if names and len(names) != len(files):
+                raise UnusableUpload(
+                    f"{len(names)} names for {len(files)} files: give one per file, or none", 400
+                )
+            saved = await anyio.to_thread.run_sync(
+                _saved, files, names, Path(folder), backend.settings.max_upload
+            )
+        report = await anyio.to_thread.run_sync(
+            lambda: take_files(backend.store, saved, UPLOAD_SOURCE, priority)
+        )
+    documents = [
+        {
+            "name": taken.path,
+            "digest": taken.digest,
+            "state": taken.state.value,
+            "url": f"/api/documents/{taken.digest}",
+            "page": f"/documents/{taken.digest}",
+        }
+        for taken in report.files
+    ]
+    problems = [{"name": e.path, "error": e.reason} for e in report.run.errors]
+    if problems and not documents:
+        raise BadRequest("; ".join(f"{p['name']}: {p['error']}" for p in problems))
+    return JSONResponse({"documents": documents, "errors": problems}, status_code=202)
+
+
+def _priority(value: Any) -> Priority:
+    if value is None or value == "":
+        return Priority.NORMAL
+    try:
+        return Priority(value)
+    except ValueError:
+        lanes = ", ".join(p.value for p in Priority)
+        raise UnusableUpload(f"priority is one of {lanes}, not {str(value)[:40]!r}", 400) from None
+
+
+def _saved(
+    files: list[UploadFile], names: list[str], folder: Path, max_bytes: int
+) -> list[tuple[str, Path]]:
+    """Each file copied to ``folder`` under a name of ours, checked; UnusableUpload naming
+    the first that cannot be taken."""
+    saved = []
+    for number, part in enumerate(files):
+        name = names[number] if names else (part.filename or "")
+        try:
+            keys.check_key(name)
+        except InvalidKey as exc:
+            raise UnusableUpload(f"file {number + 1} ({name[:100]!r}): {exc}", 400) from None
+        path = folder / f"{number:05d}"
+        part.file.seek(0)
+        with open(path, "wb") as copy:
+            shutil.copyfileobj(part.file, copy, 1 << 20)
+        if (reason := unreadable_type(name)) is not None:
+            raise UnusableUpload(f"{name}: {reason}", 415)
+        size = path.stat().st_size
+        if (
+            reason := refusal_reason(name, size, max_bytes, "the server's --max-upload")
+        ) is not None:
+            raise UnusableUpload(f"{name}: {reason}", 413 if size else 400)
+        saved.append((name, path))
+    return saved
