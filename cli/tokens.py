@@ -16,7 +16,8 @@ from bucketdigest.shared.tokens import DEFAULT_WORKERS, Scope
 def tokens() -> None:
     """The bucket's tokens, stored hashed in the bucket, revocable at once, each with its
     scopes: work (a worker without bucket credentials, through serve --broker), read
-    (searching and reading through serve --require-token), write and upload (each with read).
+    (searching and reading through serve --require-token), upload (sending documents in, with
+    read) and write (retry, reprocess, settings; with read and upload).
 
     Example: bucketdigest tokens add laptop-anna
     """
@@ -31,7 +32,8 @@ def tokens() -> None:
     multiple=True,
     default=[Scope.WORK.value],
     show_default=True,
-    help="What it may do (repeat for several): work, read, write (with read), upload (with read).",
+    help="What it may do (repeat for several): work, read, upload (with read), write (with "
+    "read and upload).",
 )
 @click.option(
     "--workers",

@@ -78,6 +78,10 @@ _CSP = (
     "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'"
 )
+_UPLOAD_CSP = _CSP.replace(
+    "default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';"
+)
+"""The upload page runs one script of this server's (no inline script) and talks to its API."""
 _DOCS = "/docs"
 _DOCS_ASSETS = "/static/swagger"
 _DOCS_CSP = (
@@ -188,7 +192,10 @@ def create_app(settings: ServeSettings) -> FastAPI:
         response = await call_next(request)
         response.headers.update(_SECURITY_HEADERS)
         docs = request.url.path == _DOCS or request.url.path.startswith(_DOCS_ASSETS)
-        response.headers["Content-Security-Policy"] = _DOCS_CSP if docs else _CSP
+        upload = request.url.path == "/upload"
+        response.headers["Content-Security-Policy"] = (
+            _DOCS_CSP if docs else _UPLOAD_CSP if upload else _CSP
+        )
         return response
 
     if settings.cors_origins:

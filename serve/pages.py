@@ -1,4 +1,5 @@
-"""The web pages: search, a document, the status dashboard. Server-rendered, no JavaScript."""
+"""The web pages: search, a document, the status dashboard, server-rendered without
+JavaScript; and the upload page, whose drop area is a small script of ours (``upload.js``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, snippet_html
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
+from bucketdigest.shared.filetypes import SUPPORTED_EXTENSIONS
 from bucketdigest.worker.digesters import CHAIN
 
 router = APIRouter(include_in_schema=False)
@@ -153,6 +155,29 @@ def reprocess_form(
 ) -> RedirectResponse:
     backend.reprocess(digest, digester or None, token)
     return RedirectResponse(f"/documents/{digest}?notice=reprocessing", status_code=303)
+
+
+UPLOAD_SCRIPT = Path(__file__).with_name("templates") / "upload.js"
+
+
+@router.get("/upload", response_class=HTMLResponse)
+def upload_page(request: Request, backend: BackendDep) -> HTMLResponse:
+    return render(
+        request,
+        "upload.html",
+        max_mib=backend.settings.max_upload >> 20,
+        origin=str(request.base_url).rstrip("/"),
+        accept=",".join(f".{ext}" for ext in sorted(SUPPORTED_EXTENSIONS)),
+    )
+
+
+@router.get("/upload.js")
+def upload_script() -> Response:
+    return Response(
+        UPLOAD_SCRIPT.read_bytes(),
+        media_type="text/javascript",
+        headers={"Cache-Control": "no-cache"},
+    )
 
 
 @router.get("/status", response_class=HTMLResponse)

@@ -21,7 +21,9 @@ from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.shared.tokens import Scope, add_token
 from bucketdigest.worker.document_blocks import Word, text_layer_words, word_keys
+from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.search.conftest import digest_folder
 from tests.serve.conftest import Served
 
@@ -235,3 +237,57 @@ def test_a_hit_opens_on_its_page_with_the_paragraph_that_answers_highlighted(
         return dark > 20
 
     WebDriverWait(browser, 20).until(dark_pixels, "no printed words under the highlight")
+
+
+def test_a_file_dropped_on_the_upload_page_is_sent_followed_and_linked_once_done(
+    browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    token, _ = add_token(store, "desk", (Scope.UPLOAD,))
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path / "bucket")), port=0, token="x" * 24
+    )
+    with background_server(settings) as url:
+        wait = WebDriverWait(browser, 30)
+        browser.get(url + "/upload")
+        browser.find_element(By.ID, "token").send_keys(token)
+        # a drop, as a browser makes it: a DataTransfer holding the file, on the drop area
+        browser.execute_script(
+            """
+            const data = new DataTransfer();
+            data.items.add(new File(["# Dropped\\n\\nThe ferry leaves at dawn.\\n"], "ferry.md",
+                                    {type: "text/markdown"}));
+            const drop = new DragEvent(
+                "drop", {dataTransfer: data, bubbles: true, cancelable: true});
+            document.getElementById("drop-zone").dispatchEvent(drop);
+            """
+        )
+        queued = wait.until(
+            expected_conditions.presence_of_element_located(
+                (By.CSS_SELECTOR, "#uploads li[data-state='todo']")
+            )
+        )
+        assert "ferry.md" in queued.text and "queued" in queued.text
+        # a file of a type nobody reads, chosen with the file picker: refused, saying why
+        picked = tmp_path / "tool.exe"
+        picked.write_bytes(b"MZ")
+        browser.execute_script("document.getElementById('files').hidden = false")
+        browser.find_element(By.ID, "files").send_keys(str(picked))
+        refused = wait.until(
+            expected_conditions.presence_of_element_located(
+                (By.CSS_SELECTOR, "#uploads li[data-state='failed']")
+            )
+        )
+        assert "no digester handles .exe" in refused.text
+
+        assert Worker(
+            store, WorkerSettings(exit_when_idle=True, monitor_every=None)
+        ).run().outcomes == {"done": 1}
+        link = wait.until(
+            expected_conditions.presence_of_element_located(
+                (By.CSS_SELECTOR, "#uploads li[data-state='done'] a")
+            )
+        )
+        link.click()
+        wait.until(expected_conditions.presence_of_element_located((By.ID, "page-1")))
+        assert "The ferry leaves at dawn." in browser.find_element(By.ID, "page-1").text
