@@ -3,10 +3,13 @@ the system's notifications or by polling; the CLI follows a folder until Ctrl-C.
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import subprocess
 import sys
 import threading
+import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +19,15 @@ from bucketdigest.ingestor import ingest as ingest_module
 from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, sha256_file
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.watch import WatchSettings, _Changes, watch_folder
+from bucketdigest.runner.local import run_watching
 from bucketdigest.shared import keys
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import SourceError
 from bucketdigest.shared.keys import QueueState
-from bucketdigest.shared.records import Ticket
+from bucketdigest.shared.manifests import read_manifest
+from bucketdigest.shared.records import IngestRun, Ticket
 from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.worker.loop import WorkerSettings
 from tests.waiting import wait_until
 
 SETTLE = 0.3
@@ -224,3 +231,94 @@ def test_a_local_bucket_kept_in_the_watched_folder_is_left_alone(tmp_path: Path)
         thread.join(timeout=30)
     paths = {f.path for report in reports for f in report.files}
     assert paths == {"note.txt", "second.txt"}, "the bucket's copies are not documents"
+
+
+def _watch_run(bucket: Path, folder: Path, stop: threading.Event) -> threading.Thread:
+    settings = WorkerSettings(idle_sleep=0.1, monitor_every=None)
+    thread = threading.Thread(
+        target=run_watching,
+        args=(StoreSettings(bucket=str(bucket)), [folder], NOTES, 1, settings),
+        kwargs={"watch": WatchSettings(settle_seconds=2.0), "stop": stop},
+    )
+    thread.start()
+    return thread
+
+
+@pytest.mark.slow
+def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_each_done_once(
+    tmp_path: Path,
+) -> None:
+    folder, bucket = tmp_path / "scans", tmp_path / "bucket"
+    folder.mkdir()
+    store = LocalStore(bucket)
+    stop = threading.Event()
+    running = _watch_run(bucket, folder, stop)
+    names = {
+        f"batch/{n:02d}.md": f"# Note {n}\n\nThe ledger of the mill, entry {n}.\n"
+        for n in range(29)
+    }
+    for name, text in names.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
+        time.sleep(0.05)
+    # the thirtieth, copied in chunks over several seconds: taken once, whole
+    slow = folder / "slow.md"
+    chunks = ["# Slow copy\n\n", *(f"Line {n} of the slow copy.\n" for n in range(8)), "THE END\n"]
+    with open(slow, "w") as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+            handle.flush()
+            time.sleep(0.25)
+    names["slow.md"] = "".join(chunks)
+
+    def done(expected: dict[str, str]) -> bool:
+        return all(store.head(keys.out_key(_digest(t))) for t in expected.values())
+
+    wait_until(lambda: done(names), "the copied files were not all done", seconds=300)
+    (folder / "batch/00.md").rename(folder / "batch/renamed.md")
+    (folder / "batch/01.md").unlink()
+
+    def seen_moved() -> bool:
+        manifest = read_manifest(store, str(folder.resolve()))
+        held = {p.path for p in manifest.paths} if manifest else set()
+        return "batch/renamed.md" in held and "batch/01.md" not in held
+
+    wait_until(seen_moved, "the rename and the removal were not taken in", seconds=60)
+    stop.set()
+    running.join(timeout=120)
+    assert not running.is_alive()
+
+    # added while nobody watched: the next watch catches up
+    later = {
+        f"later/{n}.md": f"# Later {n}\n\nWritten while the watcher was down, {n}.\n"
+        for n in range(3)
+    }
+    for name, text in later.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
+    stop = threading.Event()
+    running = _watch_run(bucket, folder, stop)
+    try:
+        wait_until(lambda: done(later), "what was added while down was not done", seconds=300)
+    finally:
+        stop.set()
+        running.join(timeout=120)
+
+    every = {**names, **later}
+    assert len(list(store.list(keys.OUT_PREFIX))) == len(every), "a partial copy became a document"
+    with zipfile.ZipFile(store.root / keys.out_key(_digest(names["slow.md"]))) as result:
+        assert "THE END" in result.read("document.md").decode()
+    runs = [
+        IngestRun.from_json(store.get(i.key).data) for i in store.list(keys.REGISTRY_RUNS_PREFIX)
+    ]
+    assert sum(r.queued for r in runs) == len(every), "a document was queued twice"
+    # both old paths are gone; the renamed one's document is still held (not queued again)
+    assert sorted(p.path for r in runs for p in r.removed) == ["batch/00.md", "batch/01.md"]
+    manifest = read_manifest(store, str(folder.resolve()))
+    assert manifest is not None
+    held = {p.path for p in manifest.paths}
+    assert held == (set(every) - {"batch/00.md", "batch/01.md"}) | {"batch/renamed.md"}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
