@@ -123,13 +123,26 @@ def ls_command(
     help="Folder to unpack the result into [default: a folder here named after the file: "
     "./core for rules/core.pdf].",
 )
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["files", "docling"]),
+    default="files",
+    show_default=True,
+    help="files: the result's files; docling: the document as DoclingDocument JSON "
+    "(document.docling.json in the folder).",
+)
 @library_errors
-def get(path_or_hash: str, store: StoreSettings, output: Path | None) -> None:
+def get(path_or_hash: str, store: StoreSettings, output: Path | None, form: str) -> None:
     """Download a document's result (by hash or ingested path) and unpack it.
 
     Example: bucketdigest get "rules/Core Rules.pdf" -o ./core-rules
     """
-    digest, folder, members = Bucket(store, check_writes=False).get(path_or_hash, output)
+    bucket = Bucket(store, check_writes=False)
+    if form == "docling":
+        click.echo(str(bucket.save_docling(path_or_hash, output)))
+        return
+    digest, folder, members = bucket.get(path_or_hash, output)
     click.echo(f"{digest}: {len(members)} files in {folder}")
 
 

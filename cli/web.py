@@ -41,6 +41,14 @@ DEFAULT_PROCESSES = min(os.cpu_count() or 1, 8)
     help="MiB one upload request may carry (POST /api/documents); more is refused with 413.",
 )
 @click.option(
+    "--sync-wait",
+    type=click.FloatRange(1),
+    default=120.0,
+    show_default=True,
+    help="Seconds a synchronous conversion (docling-serve's /v1/convert/*, Unstructured's "
+    "partition) waits for the workers before answering as those services do when out of time.",
+)
+@click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep fetched result zips here (default: a temporary folder).",
@@ -107,6 +115,7 @@ def serve(
     port: int,
     allow_writes: bool,
     max_upload: int,
+    sync_wait: float,
     cache_dir: Path | None,
     cache_size: int,
     cors_origin: tuple[str, ...],
@@ -149,6 +158,7 @@ def serve(
         require_token=require_token,
         public_metrics=public_metrics,
         max_upload=max_upload << 20,
+        sync_wait=sync_wait,
     )
     run_server(
         settings,

@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bucketdigest.ingestor.inbox import take_files, take_inbox
 from bucketdigest.ingestor.ingest import (
@@ -39,7 +39,7 @@ from bucketdigest.monitor.repair import prioritize
 from bucketdigest.monitor.status import Status, collect_status
 from bucketdigest.monitor.sweep import MonitorSettings
 from bucketdigest.runner.lifecycle import Removal, purge_bucket, remove
-from bucketdigest.runner.listing import find_digest, get_result, list_files
+from bucketdigest.runner.listing import default_destination, find_digest, get_result, list_files
 from bucketdigest.runner.local import RunReport, run_local
 from bucketdigest.runner.overview import Overview, overview
 from bucketdigest.runner.passages import Passage, passages, read_chunks
@@ -69,7 +69,7 @@ from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import DamagedResult, SourceError
 from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
-from bucketdigest.shared.result import ResultZip, damage
+from bucketdigest.shared.result import DOCUMENT_STRUCTURE, ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tokens import (
     DEFAULT_WORKERS,
@@ -82,6 +82,9 @@ from bucketdigest.shared.tokens import (
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.loop import WorkerSettings, WorkerSummary
 from bucketdigest.worker.reprocess import ReprocessReport
+
+if TYPE_CHECKING:
+    from docling_core.types.doc import DoclingDocument
 
 
 class Bucket:
@@ -363,6 +366,25 @@ class Bucket:
         """Unpack a done document's result into ``dest`` (default: a folder in the current
         one named after its file); its hash, the folder and the members written."""
         return get_result(self.store_settings, path_or_hash, dest, self.store)
+
+    def docling(self, path_or_hash: str) -> DoclingDocument:
+        """A done document as a DoclingDocument (docling-core's model), made from its
+        ``document.json`` (``bucketdigest get --format docling``)."""
+        from bucketdigest.shared.docling_document import docling_document  # docling-core: 0.5 s
+
+        with self.result(path_or_hash) as result:
+            names = result.info().get("names") or ["document"]
+            return docling_document(result.json(DOCUMENT_STRUCTURE, {}), str(names[0]))
+
+    def save_docling(self, path_or_hash: str, dest: Path | None = None) -> Path:
+        """Write a done document's DoclingDocument to ``document.docling.json`` in ``dest``
+        (default: the folder ``get`` unpacks into); the file written."""
+        digest = self.find(path_or_hash)
+        folder = dest if dest is not None else default_destination(self.store, digest)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = folder / "document.docling.json"
+        written.write_text(self.docling(digest).model_dump_json(indent=1), encoding="utf-8")
+        return written
 
     def result(self, path_or_hash: str) -> ResultZip:
         """A done document's result zip, by ingested path or hash (NotFound if not done)."""

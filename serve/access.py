@@ -30,7 +30,7 @@ from bucketdigest.shared.tokens import verify_token
 
 COOKIE = "bucketdigest_token"
 SIGN_IN = "/signin"
-OPEN_PATHS = frozenset({"/api/healthz", SIGN_IN, "/favicon.ico", "/favicon.svg"})
+OPEN_PATHS = frozenset({"/api/healthz", "/health", SIGN_IN, "/favicon.ico", "/favicon.svg"})
 OPEN_PREFIXES = ("/broker/",)
 
 router = APIRouter(include_in_schema=False)

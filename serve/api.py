@@ -30,8 +30,9 @@ from bucketdigest.serve.page_images import (
     PAGE_IMAGE_PIXELS,
 )
 from bucketdigest.shared import keys
+from bucketdigest.shared.docling_document import docling_document
 from bucketdigest.shared.errors import DamagedResult
-from bucketdigest.shared.result import DOCUMENT, THUMBNAIL
+from bucketdigest.shared.result import DOCUMENT, DOCUMENT_STRUCTURE, THUMBNAIL, ResultZip
 
 router = APIRouter(prefix="/api")
 _bearer = HTTPBearer(auto_error=False, description="BUCKETDIGEST_SERVE_TOKEN")
@@ -124,6 +125,17 @@ def markdown(backend: BackendDep, digest: str, page: Annotated[int | None, Query
         text = backend.cache.member(digest, DOCUMENT).decode("utf-8", "replace")
     linked = served_markdown(text, files_url(digest))
     return PlainTextResponse(linked, media_type="text/markdown; charset=utf-8")
+
+
+@router.get(
+    "/documents/{digest}/docling", summary="A document as a DoclingDocument (docling-core's JSON)"
+)
+def docling(backend: BackendDep, digest: str) -> Response:
+    digest = checked_hash(digest, backend.store)
+    with ResultZip(backend.cache.zip_bytes(digest)) as result:
+        names = result.info().get("names") or ["document"]
+        document = docling_document(result.json(DOCUMENT_STRUCTURE, {}), str(names[0]))
+    return Response(document.model_dump_json(), media_type="application/json")
 
 
 @router.get("/documents/{digest}/thumbnail", summary="The first page as a PNG")

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from bucketdigest.monitor.gauges import QueueGauges
-from bucketdigest.serve import access, api, broker, pages, uploads
+from bucketdigest.serve import access, api, broker, docling_api, pages, uploads
 from bucketdigest.serve.access import TokenGate
 from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
@@ -60,6 +60,8 @@ log = logging.getLogger(__name__)
 
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownDocument, 404, "Not found"),
+    (docling_api.UnknownTask, 404, "Not found"),
+    (docling_api.SyncWaitOver, 504, "Taking too long"),
     (NoResult, 404, "Not found"),
     (NoSuchMember, 404, "Not found"),
     (NoPageImage, 404, "Not found"),
@@ -97,8 +99,13 @@ answered 414 by :class:`RequestGuard` (over this, the parser answers 400)."""
 _SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
+_JSON_PATHS = ("/api", "/v1/", "/general/")
+"""Routes that answer errors in JSON (``{"detail": ...}``): ours, docling-serve's and
+Unstructured's; the rest are pages."""
+
+
 def _answer(request: Request, status: int, title: str, message: str) -> Response:
-    if request.url.path.startswith("/api"):
+    if request.url.path.startswith(_JSON_PATHS):
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
         return JSONResponse({"detail": message}, status_code=status, headers=headers)
     return pages.render(request, "error.html", status, title=title, message=message)
@@ -163,6 +170,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.router.routes.extend(agent_routes)  # /mcp
     app.include_router(api.router)
     app.include_router(uploads.router)
+    app.include_router(docling_api.router)
     app.include_router(broker.router)
     app.include_router(pages.router)
     gauges = CollectorRegistry()

@@ -95,6 +95,10 @@ class ServeSettings:
     """With ``require_token``, ``/metrics`` stays open (a Prometheus scraper without one)."""
     max_upload: int = MAX_UPLOAD_BYTES
     """The most bytes one upload request carries (``--max-upload``)."""
+    sync_wait: float = 120.0
+    """How long a synchronous conversion (docling-serve's ``/v1/convert/file``, Unstructured's
+    partition) waits for the fleet before it answers as those services do when out of time
+    (``--sync-wait``)."""
 
     def __post_init__(self) -> None:
         if self.token is not None and len("".join(self.token.split())) < MIN_TOKEN_CHARS:

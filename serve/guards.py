@@ -35,7 +35,13 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 AGENT_PATH = "/mcp"
 UPLOAD_PATH = "/api/documents"
-"""Where documents are uploaded: its bodies may reach ``--max-upload`` and are streamed."""
+DOCLING_FILE_PATHS = ("/v1/convert/file", "/v1/convert/file/async")
+DOCLING_SOURCE_PATHS = ("/v1/convert/source", "/v1/convert/source/async")
+UNSTRUCTURED_PATH = "/general/v0/general"
+UPLOAD_PATHS = frozenset({UPLOAD_PATH, *DOCLING_FILE_PATHS, UNSTRUCTURED_PATH})
+"""Where documents are sent as multipart files: bodies up to ``--max-upload``, streamed."""
+MAX_SOURCE_BODY_BYTES = 64 << 20
+"""A docling-serve source request's JSON (files inline in base64) is read whole: this much."""
 
 
 def _host_name(value: str) -> str:
@@ -99,8 +105,10 @@ class RequestGuard:
         if len(scope.get("query_string", b"")) > MAX_QUERY_BYTES:
             await _refuse(send, 414, f"the query string is over {MAX_QUERY_BYTES} bytes")
             return
-        uploading = scope["method"] == "POST" and scope["path"] == UPLOAD_PATH
+        uploading = scope["method"] == "POST" and scope["path"] in UPLOAD_PATHS
         limit = self.max_upload if uploading else MAX_BODY_BYTES
+        if scope["method"] == "POST" and scope["path"] in DOCLING_SOURCE_PATHS:
+            limit = min(self.max_upload, MAX_SOURCE_BODY_BYTES)
         declared = headers.get(b"content-length", b"0").decode("latin-1")
         if not declared.isdigit() or int(declared) > limit:
             await _refuse(send, 413, _too_large(limit, uploading))
@@ -109,9 +117,9 @@ class RequestGuard:
             await self._upload(scope, receive, send, limit)
             return
         if b"content-length" not in headers and scope["method"] in ("POST", "PUT", "PATCH"):
-            body = await _body_within(receive, MAX_BODY_BYTES)
+            body = await _body_within(receive, limit)
             if body is None:
-                await _refuse(send, 413, f"a request body is at most {MAX_BODY_BYTES} bytes")
+                await _refuse(send, 413, f"a request body is at most {limit} bytes")
                 return
             receive = _replay(body, receive)
         agents = scope["path"].rstrip("/") == AGENT_PATH

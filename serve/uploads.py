@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 
 from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, refusal_reason, take_files, unreadable_type
 from bucketdigest.serve.backend import Backend, BadRequest
@@ -44,7 +46,7 @@ def _backend(request: Request) -> Backend:
     return request.app.state.backend
 
 
-def _presented(request: Request) -> str | None:
+def presented_token(request: Request) -> str | None:
     """The token an upload carries, as a bearer token or ``X-Api-Key`` (never a cookie: a
     page elsewhere could make a browser send it)."""
     authorization = request.headers.get("authorization", "")
@@ -84,22 +86,8 @@ def _presented(request: Request) -> str | None:
     },
 )
 async def upload(request: Request, backend: Annotated[Backend, Depends(_backend)]) -> JSONResponse:
-    token = _presented(request)
-    await anyio.to_thread.run_sync(backend.authorize, token, Scope.UPLOAD)
-    with tempfile.TemporaryDirectory(prefix="bucketdigest-upload-") as folder:
-        async with request.form(max_files=MAX_FILES, max_fields=MAX_FILES + 1) as form:
-            files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
-            names = [n for n in form.getlist("names") if isinstance(n, str)]
-            priority = _priority(form.get("priority"))
-            if not files:
-                raise UnusableUpload("no file: send each as a part named 'files'", 400)
-            if names and len(names) != len(files):
-                raise UnusableUpload(
-                    f"{len(names)} names for {len(files)} files: give one per file, or none", 400
-                )
-            saved = await anyio.to_thread.run_sync(
-                _saved, files, names, Path(folder), backend.settings.max_upload
-            )
+    async with received_files(request, backend) as (saved, form):
+        priority = _priority(form.get("priority"))
         report = await anyio.to_thread.run_sync(
             lambda: take_files(backend.store, saved, UPLOAD_SOURCE, priority)
         )
@@ -119,6 +107,31 @@ async def upload(request: Request, backend: Annotated[Backend, Depends(_backend)
     return JSONResponse({"documents": documents, "errors": problems}, status_code=202)
 
 
+@asynccontextmanager
+async def received_files(
+    request: Request, backend: Backend, field: str = "files"
+) -> AsyncIterator[tuple[list[tuple[str, Path]], FormData]]:
+    """The files of a multipart request (the parts named ``field``, named by the ``names``
+    parts or their file names), each in a temporary file, checked; and the rest of its form.
+    Only for a token that may upload (asked before the body is read); UnusableUpload naming
+    the first file that cannot be taken."""
+    await anyio.to_thread.run_sync(backend.authorize, presented_token(request), Scope.UPLOAD)
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-upload-") as folder:
+        async with request.form(max_files=MAX_FILES, max_fields=MAX_FILES + 100) as form:
+            files = [f for f in form.getlist(field) if isinstance(f, UploadFile)]
+            names = [n for n in form.getlist("names") if isinstance(n, str)]
+            if not files:
+                raise UnusableUpload(f"no file: send each as a part named {field!r}", 400)
+            if names and len(names) != len(files):
+                raise UnusableUpload(
+                    f"{len(names)} names for {len(files)} files: give one per file, or none", 400
+                )
+            saved = await anyio.to_thread.run_sync(
+                _saved, files, names, Path(folder), backend.settings.max_upload
+            )
+            yield saved, form
+
+
 def _priority(value: Any) -> Priority:
     if value is None or value == "":
         return Priority.NORMAL
@@ -129,6 +142,21 @@ def _priority(value: Any) -> Priority:
         raise UnusableUpload(f"priority is one of {lanes}, not {str(value)[:40]!r}", 400) from None
 
 
+def check_upload(name: str, path: Path, max_bytes: int, which: str = "a file") -> None:
+    """UnusableUpload (naming the file and saying why) unless the document called ``name``
+    at ``path`` can be taken: a name a store may hold, a type a digester takes, not empty,
+    within ``max_bytes``."""
+    try:
+        keys.check_key(name)
+    except InvalidKey as exc:
+        raise UnusableUpload(f"{which} ({name[:100]!r}): {exc}", 400) from None
+    if (reason := unreadable_type(name)) is not None:
+        raise UnusableUpload(f"{name}: {reason}", 415)
+    size = path.stat().st_size
+    if (reason := refusal_reason(name, size, max_bytes, "the server's --max-upload")) is not None:
+        raise UnusableUpload(f"{name}: {reason}", 413 if size else 400)
+
+
 def _saved(
     files: list[UploadFile], names: list[str], folder: Path, max_bytes: int
 ) -> list[tuple[str, Path]]:
@@ -137,20 +165,10 @@ def _saved(
     saved = []
     for number, part in enumerate(files):
         name = names[number] if names else (part.filename or "")
-        try:
-            keys.check_key(name)
-        except InvalidKey as exc:
-            raise UnusableUpload(f"file {number + 1} ({name[:100]!r}): {exc}", 400) from None
         path = folder / f"{number:05d}"
         part.file.seek(0)
         with open(path, "wb") as copy:
             shutil.copyfileobj(part.file, copy, 1 << 20)
-        if (reason := unreadable_type(name)) is not None:
-            raise UnusableUpload(f"{name}: {reason}", 415)
-        size = path.stat().st_size
-        if (
-            reason := refusal_reason(name, size, max_bytes, "the server's --max-upload")
-        ) is not None:
-            raise UnusableUpload(f"{name}: {reason}", 413 if size else 400)
+        check_upload(name, path, max_bytes, f"file {number + 1}")
         saved.append((name, path))
     return saved

@@ -1,0 +1,498 @@
+"""docling-serve's v1 API, the parts its clients call (Open WebUI's Docling engine, n8n, the
+docling clients, ``DoclingServiceClient``): a document sent to ``/v1/convert/file`` or
+``/v1/convert/source`` is stored and queued like an upload, converted by the fleet's workers,
+and answered from its result as docling-serve answers (``document`` with ``md_content``,
+``json_content`` as a DoclingDocument, ``html_content``, ``text_content``, as ``to_formats``
+asks; ``status``, ``errors``, ``processing_time``, ``timings``).
+
+A task's id holds what it is about (its documents and the formats asked), so any server
+fronting the bucket answers for any task, and nothing is kept between requests. A document
+already done (the same bytes) answers at once. Options that shape a conversion belong to the
+bucket's settings here (``config set``); those a request gives are accepted and left aside,
+except ``to_formats``, ``image_export_mode`` and ``page_range``, which shape the answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import io
+import json
+import re
+import tempfile
+import time
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlparse
+
+import anyio
+from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
+from bucketdigest.serve.backend import Backend, BadRequest
+from bucketdigest.serve.documents import read_pages
+from bucketdigest.serve.html import files_url, markdown_html, served_markdown
+from bucketdigest.serve.uploads import UnusableUpload, check_upload, presented_token, received_files
+from bucketdigest.shared import keys, queue
+from bucketdigest.shared.docling_document import docling_document
+from bucketdigest.shared.errors import BucketdigestError
+from bucketdigest.shared.fetch import FetchSettings, fetch
+from bucketdigest.shared.filetypes import ext_of_mime
+from bucketdigest.shared.pagetext import plain_text
+from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.result import DOCUMENT, DOCUMENT_STRUCTURE, ResultZip
+from bucketdigest.shared.tokens import Scope
+
+router = APIRouter(tags=["docling-serve"])
+
+COMPATIBLE_VERSION = "1.38.2"
+"""The docling-serve release whose API this follows."""
+FORMATS = {
+    "md": "md_content",
+    "json": "json_content",
+    "html": "html_content",
+    "text": "text_content",
+}
+"""The ``to_formats`` we make, and where each goes in the answer (``doctags`` is not made)."""
+IMAGE_MODES = ("placeholder", "embedded", "referenced")
+MAX_WAIT = 60.0
+"""The longest a status poll waits (``wait``)."""
+_TASK = re.compile(r"bd1\.[A-Za-z0-9_-]{8,8000}")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a task is about: its documents (hash and name) and how to answer."""
+
+    digests: tuple[str, ...]
+    names: tuple[str, ...]
+    formats: tuple[str, ...] = ("md",)
+    images: str = "placeholder"
+    pages: tuple[int, int] = (1, 1 << 31)
+    zipped: bool = False
+    """Answered as a zip even for one document (``target_type: zip``)."""
+    started: float = field(default_factory=time.time)
+
+    @property
+    def task_id(self) -> str:
+        data = [
+            self.digests,
+            self.names,
+            self.formats,
+            self.images,
+            self.pages,
+            self.zipped,
+            round(self.started, 3),
+        ]
+        text = json.dumps(data, separators=(",", ":")).encode()
+        return "bd1." + base64.urlsafe_b64encode(text).decode().rstrip("=")
+
+    @classmethod
+    def parse(cls, task_id: str) -> Task:
+        """The task ``task_id`` names; UnknownTask for one this server never gave out."""
+        if not _TASK.fullmatch(task_id):
+            raise UnknownTask(f"no task {task_id[:80]!r}")
+        body = task_id[4:]
+        try:
+            digests, names, formats, images, pages, zipped, started = json.loads(
+                base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            )
+            return cls(
+                tuple(keys.check_hash(str(d)) for d in digests),
+                tuple(str(n) for n in names),
+                tuple(f for f in formats if f in FORMATS),
+                images if images in IMAGE_MODES else "placeholder",
+                (int(pages[0]), int(pages[1])),
+                zipped is True,
+                float(started),
+            )
+        except (ValueError, TypeError, IndexError, binascii.Error, BucketdigestError):
+            raise UnknownTask(f"no task {task_id[:80]!r}") from None
+
+
+class UnknownTask(BucketdigestError):
+    """A task id this server never gave out (docling-serve answers 404)."""
+
+
+def _backend(request: Request) -> Backend:
+    return request.app.state.backend
+
+
+BackendDep = Annotated[Backend, Depends(_backend)]
+
+
+@router.get("/health", summary="docling-serve: whether the server is up")
+def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/version", summary="docling-serve: versions")
+def version() -> dict[str, str]:
+    from importlib.metadata import version as installed
+
+    return {
+        "docling-serve": COMPATIBLE_VERSION,
+        "docling-core": installed("docling-core"),
+        "bucketdigest": installed("bucketdigest"),
+    }
+
+
+@router.post("/v1/convert/file", summary="docling-serve: convert files, waiting for the result")
+async def convert_file(request: Request, backend: BackendDep) -> Response:
+    task = await _file_task(request, backend)
+    return await _answer_when_done(backend, task)
+
+
+@router.post("/v1/convert/file/async", summary="docling-serve: convert files as a task")
+async def convert_file_async(request: Request, backend: BackendDep) -> dict[str, Any]:
+    task = await _file_task(request, backend)
+    return await anyio.to_thread.run_sync(_task_status, backend, task)
+
+
+@router.post("/v1/convert/source", summary="docling-serve: convert URLs or base64 files, waiting")
+async def convert_source(
+    request: Request, backend: BackendDep, body: Annotated[dict[str, Any], Body()]
+) -> Response:
+    task = await anyio.to_thread.run_sync(_source_task, backend, presented_token(request), body)
+    return await _answer_when_done(backend, task)
+
+
+@router.post("/v1/convert/source/async", summary="docling-serve: convert URLs or files as a task")
+async def convert_source_async(
+    request: Request, backend: BackendDep, body: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
+    task = await anyio.to_thread.run_sync(_source_task, backend, presented_token(request), body)
+    return await anyio.to_thread.run_sync(_task_status, backend, task)
+
+
+@router.get("/v1/status/poll/{task_id}", summary="docling-serve: a task's status")
+async def poll(
+    backend: BackendDep,
+    task_id: str,
+    wait: Annotated[float, Query(ge=0, description="Seconds to wait for it to end")] = 0.0,
+) -> dict[str, Any]:
+    task = Task.parse(task_id)
+    deadline = time.monotonic() + min(wait, MAX_WAIT)
+    while True:
+        status = await anyio.to_thread.run_sync(_task_status, backend, task)
+        if status["task_status"] in ("success", "partial_success", "failure"):
+            return status
+        if time.monotonic() >= deadline:
+            return status
+        await anyio.sleep(min(0.25, max(deadline - time.monotonic(), 0)))
+
+
+@router.get("/v1/result/{task_id}", summary="docling-serve: a task's result")
+async def result(backend: BackendDep, task_id: str) -> Response:
+    task = Task.parse(task_id)
+    states = await anyio.to_thread.run_sync(_states, backend, task)
+    if any(s not in (DocState.DONE, DocState.FAILED) for s in states):
+        raise UnknownTask("Task result not found. Please wait for a completion status.")
+    return await anyio.to_thread.run_sync(_answer, backend, task)
+
+
+# making tasks
+
+
+async def _file_task(request: Request, backend: Backend) -> Task:
+    async with received_files(request, backend) as (saved, form):
+        options = {
+            key: form.getlist(key) for key in ("to_formats", "image_export_mode", "page_range")
+        }
+        task_options = _options(options)
+        zipped = _zipped(form.get("target_type"))
+        report = await anyio.to_thread.run_sync(
+            lambda: take_files(backend.store, saved, UPLOAD_SOURCE)
+        )
+    return Task(
+        tuple(f.digest for f in report.files),
+        tuple(f.path for f in report.files),
+        *task_options,
+        zipped=zipped,
+    )
+
+
+def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> Task:
+    """A task for the sources of a ``/v1/convert/source`` request: http URLs fetched, base64
+    files decoded (``sources`` with ``kind``, or the older ``http_sources`` and
+    ``file_sources``)."""
+    backend.authorize(token, Scope.UPLOAD)
+    sources = [s for s in body.get("sources") or [] if isinstance(s, dict)]
+    sources += [
+        {**s, "kind": "http"} for s in body.get("http_sources") or [] if isinstance(s, dict)
+    ]
+    sources += [
+        {**s, "kind": "file"} for s in body.get("file_sources") or [] if isinstance(s, dict)
+    ]
+    if not sources:
+        raise BadRequest(
+            "no source: give sources (kind http with url, or kind file with base64_string "
+            "and filename)"
+        )
+    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    target = body.get("target") if isinstance(body.get("target"), dict) else {}
+    zipped = _zipped(target.get("kind"))
+    with tempfile.TemporaryDirectory(prefix="bucketdigest-source-") as folder:
+        saved = [
+            _source_file(source, Path(folder) / f"{n:05d}", backend.settings.max_upload)
+            for n, source in enumerate(sources)
+        ]
+        for name, path in saved:
+            check_upload(name, path, backend.settings.max_upload)
+        report = take_files(backend.store, saved, UPLOAD_SOURCE)
+    listed = {
+        key: _as_list(options.get(key)) for key in ("to_formats", "image_export_mode", "page_range")
+    }
+    return Task(
+        tuple(f.digest for f in report.files),
+        tuple(f.path for f in report.files),
+        *_options(listed),
+        zipped=zipped,
+    )
+
+
+def _zipped(target: Any) -> bool:
+    """Whether a target asks for a zip; UnusableUpload for the targets we do not have (a
+    presigned URL, S3: the client then falls back to the answer in the body)."""
+    if target in (None, "", "inbody"):
+        return False
+    if target == "zip":
+        return True
+    raise UnusableUpload(
+        f"target_type: Input should be 'inbody' or 'zip', not {str(target)[:40]!r} "
+        "(presigned_url and s3 targets need artifact storage to be configured)",
+        400,
+    )
+
+
+def _source_file(source: Mapping[str, Any], path: Path, max_bytes: int) -> tuple[str, Path]:
+    kind = source.get("kind")
+    if kind == "file":
+        name = str(source.get("filename") or "")
+        try:
+            data = base64.b64decode(str(source.get("base64_string") or ""), validate=True)
+        except (binascii.Error, ValueError):
+            raise BadRequest(f"{name or 'a file source'}: base64_string is not base64") from None
+        path.write_bytes(data)
+        return name, path
+    if kind == "http":
+        url = str(source.get("url") or "")
+        settings = FetchSettings(max_bytes=max_bytes, respect_robots=False)
+        try:
+            page = fetch(url, settings)
+        except BucketdigestError as exc:
+            raise BadRequest(f"{url[:200]}: {exc}") from None
+        path.write_bytes(page.body)
+        return _url_name(page.final_url, page.content_type), path
+    raise BadRequest(f"a source of kind {str(kind)[:40]!r}: the kinds are http and file")
+
+
+def _url_name(url: str, content_type: str) -> str:
+    """A fetched document's name: its URL's last part, with the extension its type says when
+    that part has none we take."""
+    last = urlparse(url).path.rstrip("/").rsplit("/", 1)[-1] or "index"
+    ext = ext_of_mime(content_type.split(";")[0].strip().lower())
+    if ext and not last.lower().endswith(f".{ext}"):
+        last = f"{last}.{ext}"
+    return last
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _options(given: Mapping[str, list[Any]]) -> tuple[tuple[str, ...], str, tuple[int, int]]:
+    """``to_formats``, ``image_export_mode`` and ``page_range`` as the answer uses them."""
+    formats = tuple(
+        dict.fromkeys(str(f) for f in given.get("to_formats") or ["md"] if str(f) in FORMATS)
+    ) or ("md",)
+    modes = given.get("image_export_mode") or ["placeholder"]
+    images = str(modes[0]) if str(modes[0]) in IMAGE_MODES else "placeholder"
+    pages = (1, 1 << 31)
+    bounds = given.get("page_range") or []
+    if len(bounds) == 2:
+        try:
+            pages = (max(1, int(bounds[0])), max(1, int(bounds[1])))
+        except (TypeError, ValueError):
+            raise UnusableUpload(f"page_range is two page numbers, not {bounds!r}", 400) from None
+    return formats, images, pages
+
+
+# answering
+
+
+def _states(backend: Backend, task: Task) -> list[DocState | None]:
+    return [queue.state_of(backend.store, digest) for digest in task.digests]
+
+
+def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
+    states = _states(backend, task)
+    if any(s in (DocState.TODO, None) for s in states):
+        word = "pending"
+    elif any(s is DocState.PROCESSING for s in states):
+        word = "started"
+    elif all(s is DocState.DONE for s in states):
+        word = "success"
+    elif any(s is DocState.DONE for s in states):
+        word = "partial_success"
+    else:
+        word = "failure"
+    done = sum(s in (DocState.DONE, DocState.FAILED) for s in states)
+    return {
+        "task_id": task.task_id,
+        "task_type": "convert",
+        "task_status": word,
+        "task_position": None if word != "pending" else 0,
+        "task_meta": {
+            "num_docs": len(states),
+            "num_processed": done,
+            "num_succeeded": sum(s is DocState.DONE for s in states),
+            "num_failed": sum(s is DocState.FAILED for s in states),
+        },
+    }
+
+
+async def _answer_when_done(backend: Backend, task: Task) -> Response:
+    """The answer once every document of ``task`` is done or failed; 504 as docling-serve
+    gives when its sync wait runs out (the documents stay queued: ask again, or use the
+    async routes)."""
+    deadline = time.monotonic() + backend.settings.sync_wait
+    while True:
+        states = await anyio.to_thread.run_sync(_states, backend, task)
+        if all(s in (DocState.DONE, DocState.FAILED) for s in states):
+            return await anyio.to_thread.run_sync(_answer, backend, task)
+        if time.monotonic() >= deadline:
+            raise SyncWaitOver(
+                "Conversion is taking too long. The maximum wait time is configured as "
+                f"--sync-wait {backend.settings.sync_wait:g} s; the documents stay queued: "
+                f"poll /v1/status/poll/{task.task_id}"
+            )
+        await anyio.sleep(0.25)
+
+
+class SyncWaitOver(BucketdigestError):
+    """A synchronous conversion outlasted ``--sync-wait`` (docling-serve answers 504)."""
+
+
+def _answer(backend: Backend, task: Task) -> Response:
+    documents = [
+        _document(backend, task, d, n) for d, n in zip(task.digests, task.names, strict=True)
+    ]
+    took = round(time.time() - task.started, 3)
+    if len(documents) == 1 and not task.zipped:
+        document, status, errors = documents[0]
+        return JSONResponse(
+            {
+                "document": document,
+                "status": status,
+                "errors": errors,
+                "processing_time": took,
+                "timings": {},
+            }
+        )
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        for (document, _, _), name in zip(documents, task.names, strict=True):
+            stem = Path(name).stem or "document"
+            for form, member in (
+                ("md_content", f"{stem}.md"),
+                ("text_content", f"{stem}.txt"),
+                ("html_content", f"{stem}.html"),
+            ):
+                if isinstance(document.get(form), str):
+                    out.writestr(member, document[form])
+            if document.get("json_content") is not None:
+                out.writestr(f"{stem}.json", json.dumps(document["json_content"]))
+    return Response(
+        archive.getvalue(),
+        media_type="application/zip",
+        headers={"Content-Disposition": 'attachment; filename="converted_docs.zip"'},
+    )
+
+
+def _document(
+    backend: Backend, task: Task, digest: str, name: str
+) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    """One document's part of the answer, its status and errors."""
+    filename = name.rsplit("/", 1)[-1]
+    state = queue.state_of(backend.store, digest)
+    if state is not DocState.DONE:
+        failure = queue.read_failure(backend.store, digest) if state is DocState.FAILED else None
+        reason = failure.error.split("\n")[0] if failure else f"the document is {state}"
+        error = {
+            "component_type": "document_backend",
+            "module_name": "bucketdigest",
+            "error_message": reason,
+        }
+        return {"filename": filename}, "failure", [error]
+    with ResultZip(backend.cache.zip_bytes(digest)) as result:
+        markdown = result.text(DOCUMENT)
+        structure = result.json(DOCUMENT_STRUCTURE, {})
+        if task.pages != (1, 1 << 31):
+            last = min(task.pages[1], len(result.pages()))
+            numbers = range(task.pages[0], last + 1)
+            markdown = "\n\n".join(p.markdown for p in read_pages(backend.cache, digest, numbers))
+            structure = _only_pages(structure, task.pages)
+        images = (
+            {m: result.read(m) for m in result.names() if m.startswith("images/")}
+            if task.images == "embedded"
+            else {}
+        )
+    answer: dict[str, Any] = {"filename": filename}
+    markdown = _with_images(markdown, task.images, digest, images)
+    for form in task.formats:
+        if form == "md":
+            answer["md_content"] = markdown
+        elif form == "text":
+            answer["text_content"] = plain_text(markdown)
+        elif form == "html":
+            body = markdown_html(markdown, files_url(digest))
+            answer["html_content"] = (
+                "<!doctype html><html><head><meta charset=utf-8>"
+                f"<title>{html.escape(filename)}</title></head><body>{body}</body></html>"
+            )
+        elif form == "json":
+            answer["json_content"] = json.loads(docling_document(structure, name).model_dump_json())
+    return answer, "success", []
+
+
+def _only_pages(structure: dict[str, Any], pages: tuple[int, int]) -> dict[str, Any]:
+    def inside(item: Any) -> bool:
+        return (
+            isinstance(item, dict)
+            and isinstance(item.get("page"), int)
+            and pages[0] <= item["page"] <= pages[1]
+        )
+
+    return {
+        **structure,
+        "pages": [p for p in structure.get("pages") or [] if inside(p)],
+        "blocks": [b for b in structure.get("blocks") or [] if inside(b)],
+    }
+
+
+def _with_images(markdown: str, mode: str, digest: str, images: Mapping[str, bytes | None]) -> str:
+    """Image links as ``image_export_mode`` asks: a placeholder (docling's ``<!-- image -->``),
+    the image inline as a data URI, or a link to the image on this server."""
+    if mode == "referenced":
+        return served_markdown(markdown, files_url(digest))
+    if mode == "placeholder":
+        return _IMAGE.sub("<!-- image -->", markdown)
+
+    def inline(match: re.Match[str]) -> str:
+        target = match.group(2).split("/images/", 1)[-1].removeprefix("images/")
+        data = images.get(f"images/{target}")
+        if not data:
+            return "<!-- image -->"
+        kind = "png" if data[:4] == b"\x89PNG" else "jpeg"
+        return f"![{match.group(1)}](data:image/{kind};base64,{base64.b64encode(data).decode()})"
+
+    return _IMAGE.sub(inline, markdown)

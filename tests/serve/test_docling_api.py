@@ -1,0 +1,244 @@
+"""docling-serve's v1 API, spoken to by its real clients: docling's own ``DoclingServiceClient``
+(a file and a URL, through the async routes and polling; the answer a parsed DoclingDocument),
+the request Open WebUI's Docling engine sends, and bad input in docling-serve's error shape;
+a file sent again is answered from its stored result with no worker anywhere."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from docling.service_client import DoclingServiceClient, StatusWatcherKind
+from docling_core.transforms.chunker import HierarchicalChunker
+from docling_core.types.doc import DocItemLabel, DoclingDocument
+
+from bucketdigest.runner.bucket import Bucket
+from bucketdigest.serve.app import background_server
+from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.shared.tokens import Scope, add_token
+
+CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+SERVER_TOKEN = "s" * 24
+
+
+@dataclass(frozen=True)
+class Fleet:
+    url: str
+    token: str
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """A server that takes uploads and a worker converting what it queues."""
+    root = tmp_path_factory.mktemp("docling")
+    bucket = root / "bucket"
+    token, _ = add_token(LocalStore(bucket), "webui", (Scope.UPLOAD,))
+    worker = subprocess.Popen(
+        [
+            *CLI,
+            "work",
+            "--bucket",
+            str(bucket),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    settings = ServeSettings(store=StoreSettings(bucket=str(bucket)), port=0, token=SERVER_TOKEN)
+    try:
+        with background_server(settings) as url:
+            yield Fleet(url, token, root)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+
+
+def test_the_docling_client_converts_a_file_into_a_docling_document(
+    fleet: Fleet,
+) -> None:
+    pdf = make_pdf(fleet.folder / "rules.pdf", title="Docling Rules", pages=2, seed=71)
+    with DoclingServiceClient(
+        fleet.url, api_key=fleet.token, status_watcher=StatusWatcherKind.POLLING, job_timeout=240
+    ) as client:
+        assert client.health().status == "ok"
+        converted = client.convert(pdf)
+    document = converted.document
+    assert isinstance(document, DoclingDocument)
+    assert "Docling Rules" in document.export_to_markdown()
+    assert {p for p in document.pages} == {1, 2}
+    located = [t for t in document.texts if t.prov]
+    assert located and all(t.prov[0].page_no in (1, 2) for t in located)
+    assert any(t.label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER) for t in document.texts)
+
+
+def test_the_docling_client_converts_a_url(fleet: Fleet) -> None:
+    site = fleet.folder / "site"
+    make_pdf(site / "manual.pdf", title="Served Manual", pages=1, seed=72)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with DoclingServiceClient(
+            fleet.url,
+            api_key=fleet.token,
+            status_watcher=StatusWatcherKind.POLLING,
+            job_timeout=240,
+        ) as client:
+            converted = client.convert(f"http://127.0.0.1:{server.server_address[1]}/manual.pdf")
+    finally:
+        server.shutdown()
+    assert "Served Manual" in converted.document.export_to_markdown()
+
+
+def test_what_open_webui_sends_gets_the_markdown_back(fleet: Fleet) -> None:
+    pdf = make_pdf(fleet.folder / "webui.pdf", title="Open WebUI Upload", pages=1, seed=73)
+    with open(pdf, "rb") as handle:
+        answer = httpx.post(
+            f"{fleet.url}/v1/convert/file",
+            files={"files": (pdf.name, handle, "application/pdf")},
+            data={
+                "image_export_mode": "placeholder",
+                "table_mode": "accurate",
+                "do_ocr": "true",
+                "force_ocr": "false",
+                "ocr_engine": "tesseract",
+                "ocr_lang": ["en"],
+                "pdf_backend": "dlparse_v4",
+                "do_picture_description": "false",
+                "picture_description_mode": "local",
+            },
+            headers={"X-Api-Key": fleet.token},
+            timeout=240,
+        )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "success" and body["errors"] == []
+    assert "Open WebUI Upload" in body["document"]["md_content"]
+    assert body["document"]["filename"] == "webui.pdf"
+    assert isinstance(body["processing_time"], float)
+
+
+def test_bad_input_is_answered_in_docling_serves_shape(fleet: Fleet) -> None:
+    key = {"X-Api-Key": fleet.token}
+    exe = httpx.post(
+        f"{fleet.url}/v1/convert/file", files={"files": ("tool.exe", b"MZ")}, headers=key
+    )
+    assert exe.status_code == 415 and "no digester handles .exe" in exe.json()["detail"]
+    broken = httpx.post(
+        f"{fleet.url}/v1/convert/file",
+        files={"files": ("broken.pdf", b"%PDF-1.7 not a PDF at all")},
+        headers=key,
+        timeout=240,
+    )
+    assert broken.status_code == 200, broken.text
+    assert broken.json()["status"] == "failure"
+    assert broken.json()["errors"][0]["error_message"]
+    anonymous = httpx.post(f"{fleet.url}/v1/convert/file", files={"files": ("a.pdf", b"%PDF-")})
+    assert anonymous.status_code == 401
+    unknown = httpx.get(f"{fleet.url}/v1/result/bd1.nonsense-task")
+    assert unknown.status_code == 404
+
+
+def test_a_file_sent_again_is_answered_from_its_result_with_no_worker(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "again.pdf", title="Sent Twice", pages=1, seed=74)
+    bucket = Bucket(tmp_path / "bucket")
+    bucket.upload(pdf)
+    assert bucket.work().outcomes == {"done": 1}
+    token, _ = add_token(bucket.store, "again", (Scope.UPLOAD,))
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path / "bucket")),
+        port=0,
+        token=SERVER_TOKEN,
+        sync_wait=5,
+    )
+    with background_server(settings) as url, open(pdf, "rb") as handle:
+        answer = httpx.post(
+            f"{url}/v1/convert/file",
+            files={"files": ("again.pdf", handle, "application/pdf")},
+            data={"to_formats": ["md", "json"]},
+            headers={"X-Api-Key": token},
+        )
+    assert answer.status_code == 200, answer.text
+    document = answer.json()["document"]
+    assert "Sent Twice" in document["md_content"]
+    assert DoclingDocument.model_validate(document["json_content"]).name == "again"
+    digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    assert not os.path.exists(tmp_path / "bucket" / "queue" / "todo" / digest)
+
+
+def test_a_result_is_a_docling_document_by_the_api_the_library_and_get(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "chunked.pdf", title="Chunked Rules", pages=3, seed=75)
+    bucket = Bucket(tmp_path / "bucket")
+    bucket.upload(pdf)
+    assert bucket.work().outcomes == {"done": 1}
+    digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    settings = ServeSettings(store=StoreSettings(bucket=str(tmp_path / "bucket")), port=0)
+    with background_server(settings) as url:
+        served = httpx.get(f"{url}/api/documents/{digest[:12]}/docling")
+    assert served.status_code == 200
+    document = DoclingDocument.model_validate_json(served.text)
+    assert document.tables, "the sample's table keeps its cell grid"
+    assert document.tables[0].data.num_rows >= 2 and document.tables[0].data.num_cols >= 2
+    chunks = list(HierarchicalChunker().chunk(document))
+    assert chunks and any(
+        "Chunked Rules" in " ".join(c.meta.headings or []) + c.text for c in chunks
+    )
+    assert all(item.prov for c in chunks for item in c.meta.doc_items if item.prov is not None)
+
+    written = subprocess.run(
+        [
+            *CLI,
+            "get",
+            digest,
+            "--format",
+            "docling",
+            "-o",
+            str(tmp_path / "out"),
+            "--bucket",
+            str(tmp_path / "bucket"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    saved = DoclingDocument.model_validate_json(
+        (tmp_path / "out" / "document.docling.json").read_text()
+    )
+    assert saved.export_to_markdown() == document.export_to_markdown()
+
+
+def test_a_sync_conversion_outlasting_its_wait_is_a_504_and_stays_queued(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    token, _ = add_token(store, "slow", (Scope.UPLOAD,))
+    pdf = make_pdf(tmp_path / "waits.pdf", title="Nobody Works", pages=1, seed=76)
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path / "bucket")),
+        port=0,
+        token=SERVER_TOKEN,
+        sync_wait=1,
+    )
+    with background_server(settings) as url:
+        answer = httpx.post(
+            f"{url}/v1/convert/file",
+            files={"files": ("waits.pdf", pdf.read_bytes(), "application/pdf")},
+            headers={"X-Api-Key": token},
+            timeout=60,
+        )
+    assert answer.status_code == 504
+    assert "taking too long" in answer.json()["detail"]
+    digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    assert (tmp_path / "bucket" / "queue" / "todo" / digest).exists()
