@@ -3,11 +3,11 @@
 Every route but the health check and the icon (and ``/metrics`` unless ``--public-metrics``)
 asks for a token whose scopes include ``read`` (``bucketdigest tokens add NAME --scope
 read``; ``write`` and ``upload`` include it), or the server's own write token. A client
-presents it as a bearer token (``Authorization: Bearer ...``), as ``X-Api-Key`` (what the
-conversion services' clients send), or, in a browser, as the session cookie the sign-in form
-sets. Each request checks the token against the bucket (one GET), so a revoked token is refused
-at once. The broker's routes have their own check (work tokens) and the sign-in form is open,
-or nobody could sign in.
+presents it as a bearer token (``Authorization: Bearer ...``), as ``X-Api-Key`` or
+``unstructured-api-key`` (what the conversion services' clients send), or, in a browser, as
+the session cookie the sign-in form sets. Each request checks the token against the bucket
+(one GET), so a revoked token is refused at once. The broker's routes have their own check
+(work tokens) and the sign-in form is open, or nobody could sign in.
 """
 
 from __future__ import annotations
@@ -23,14 +23,16 @@ import anyio
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from bucketdigest.serve.guards import App, Receive, Scope, Send
+from bucketdigest.serve.guards import SPLIT_COLLECTION_PATH, App, Receive, Scope, Send
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tokens import Scope as TokenScope
 from bucketdigest.shared.tokens import verify_token
 
 COOKIE = "bucketdigest_token"
 SIGN_IN = "/signin"
-OPEN_PATHS = frozenset({"/api/healthz", "/health", SIGN_IN, "/favicon.ico", "/favicon.svg"})
+OPEN_PATHS = frozenset(
+    {"/api/healthz", "/health", SPLIT_COLLECTION_PATH, SIGN_IN, "/favicon.ico", "/favicon.svg"}
+)
 OPEN_PREFIXES = ("/broker/",)
 
 router = APIRouter(include_in_schema=False)
@@ -41,8 +43,9 @@ def presented_token(headers: dict[bytes, bytes]) -> str | None:
     authorization = headers.get(b"authorization", b"").decode("latin-1")
     if authorization.lower().startswith("bearer "):
         return authorization[7:].strip() or None
-    if key := headers.get(b"x-api-key", b"").decode("latin-1").strip():
-        return key
+    for header in (b"x-api-key", b"unstructured-api-key"):
+        if key := headers.get(header, b"").decode("latin-1").strip():
+            return key
     cookies = SimpleCookie()
     try:
         cookies.load(headers.get(b"cookie", b"").decode("latin-1"))

@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from bucketdigest.monitor.gauges import QueueGauges
-from bucketdigest.serve import access, api, broker, docling_api, pages, uploads
+from bucketdigest.serve import access, api, broker, docling_api, pages, unstructured_api, uploads
 from bucketdigest.serve.access import TokenGate
 from bucketdigest.serve.agents import agent_transport, build_agent_server
 from bucketdigest.serve.backend import (
@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownDocument, 404, "Not found"),
     (docling_api.UnknownTask, 404, "Not found"),
-    (docling_api.SyncWaitOver, 504, "Taking too long"),
+    (uploads.SyncWaitOver, 504, "Taking too long"),
     (NoResult, 404, "Not found"),
     (NoSuchMember, 404, "Not found"),
     (NoPageImage, 404, "Not found"),
@@ -171,6 +171,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.include_router(api.router)
     app.include_router(uploads.router)
     app.include_router(docling_api.router)
+    app.include_router(unstructured_api.router)
     app.include_router(broker.router)
     app.include_router(pages.router)
     gauges = CollectorRegistry()

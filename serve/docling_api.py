@@ -37,7 +37,13 @@ from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
 from bucketdigest.serve.backend import Backend, BadRequest
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, served_markdown
-from bucketdigest.serve.uploads import UnusableUpload, check_upload, presented_token, received_files
+from bucketdigest.serve.uploads import (
+    UnusableUpload,
+    check_upload,
+    presented_token,
+    received_files,
+    settled,
+)
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.docling_document import docling_document
 from bucketdigest.shared.errors import BucketdigestError
@@ -361,25 +367,10 @@ def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
 
 
 async def _answer_when_done(backend: Backend, task: Task) -> Response:
-    """The answer once every document of ``task`` is done or failed; 504 as docling-serve
-    gives when its sync wait runs out (the documents stay queued: ask again, or use the
-    async routes)."""
-    deadline = time.monotonic() + backend.settings.sync_wait
-    while True:
-        states = await anyio.to_thread.run_sync(_states, backend, task)
-        if all(s in (DocState.DONE, DocState.FAILED) for s in states):
-            return await anyio.to_thread.run_sync(_answer, backend, task)
-        if time.monotonic() >= deadline:
-            raise SyncWaitOver(
-                "Conversion is taking too long. The maximum wait time is configured as "
-                f"--sync-wait {backend.settings.sync_wait:g} s; the documents stay queued: "
-                f"poll /v1/status/poll/{task.task_id}"
-            )
-        await anyio.sleep(0.25)
-
-
-class SyncWaitOver(BucketdigestError):
-    """A synchronous conversion outlasted ``--sync-wait`` (docling-serve answers 504)."""
+    """The answer once every document of ``task`` is done or failed (504 past the sync
+    wait, as docling-serve answers; the documents stay queued)."""
+    await settled(backend, task.digests, f"poll /v1/status/poll/{task.task_id}")
+    return await anyio.to_thread.run_sync(_answer, backend, task)
 
 
 def _answer(backend: Backend, task: Task) -> Response:

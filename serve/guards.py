@@ -38,6 +38,8 @@ UPLOAD_PATH = "/api/documents"
 DOCLING_FILE_PATHS = ("/v1/convert/file", "/v1/convert/file/async")
 DOCLING_SOURCE_PATHS = ("/v1/convert/source", "/v1/convert/source/async")
 UNSTRUCTURED_PATH = "/general/v0/general"
+SPLIT_COLLECTION_PATH = "/general/docs"
+"""What Unstructured's SDK asks (GET) before it sends a split PDF's page batches."""
 UPLOAD_PATHS = frozenset({UPLOAD_PATH, *DOCLING_FILE_PATHS, UNSTRUCTURED_PATH})
 """Where documents are sent as multipart files: bodies up to ``--max-upload``, streamed."""
 MAX_SOURCE_BODY_BYTES = 64 << 20

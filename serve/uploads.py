@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,13 +23,16 @@ from starlette.datastructures import FormData, UploadFile
 from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, refusal_reason, take_files, unreadable_type
 from bucketdigest.serve.backend import Backend, BadRequest
 from bucketdigest.serve.guards import UPLOAD_PATH
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.errors import BucketdigestError, InvalidKey
 from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.tokens import Scope
 
 router = APIRouter()
 
+API_KEY_HEADERS = ("x-api-key", "unstructured-api-key")
+"""Where the conversion services' clients put their key."""
 MAX_FILES = 1000
 """Files one request may carry."""
 
@@ -47,12 +51,16 @@ def _backend(request: Request) -> Backend:
 
 
 def presented_token(request: Request) -> str | None:
-    """The token an upload carries, as a bearer token or ``X-Api-Key`` (never a cookie: a
-    page elsewhere could make a browser send it)."""
+    """The token an upload carries, as a bearer token, ``X-Api-Key`` (docling's clients) or
+    ``unstructured-api-key`` (Unstructured's); never a cookie: a page elsewhere could make a
+    browser send it."""
     authorization = request.headers.get("authorization", "")
     if authorization.lower().startswith("bearer "):
         return authorization[7:].strip() or None
-    return request.headers.get("x-api-key", "").strip() or None
+    for header in API_KEY_HEADERS:
+        if key := request.headers.get(header, "").strip():
+            return key
+    return None
 
 
 @router.post(
@@ -157,6 +165,12 @@ def check_upload(name: str, path: Path, max_bytes: int, which: str = "a file") -
         raise UnusableUpload(f"{name}: {reason}", 413 if size else 400)
 
 
+def _base_name(filename: str) -> str:
+    """A part's file name without the folders some clients send with it (LangChain's loader
+    sends the whole path, a Windows client ``C:\\...``)."""
+    return filename.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 def _saved(
     files: list[UploadFile], names: list[str], folder: Path, max_bytes: int
 ) -> list[tuple[str, Path]]:
@@ -164,7 +178,7 @@ def _saved(
     the first that cannot be taken."""
     saved = []
     for number, part in enumerate(files):
-        name = names[number] if names else (part.filename or "")
+        name = names[number] if names else _base_name(part.filename or "")
         path = folder / f"{number:05d}"
         part.file.seek(0)
         with open(path, "wb") as copy:
@@ -172,3 +186,28 @@ def _saved(
         check_upload(name, path, max_bytes, f"file {number + 1}")
         saved.append((name, path))
     return saved
+
+
+class SyncWaitOver(BucketdigestError):
+    """A synchronous conversion outlasted ``--sync-wait`` (docling-serve and Unstructured
+    answer 504)."""
+
+
+async def settled(backend: Backend, digests: Sequence[str], later: str) -> list[DocState | None]:
+    """Each document's state once every one is done or failed, waiting for the fleet up to
+    the server's sync wait; SyncWaitOver past it, saying what to do ``later`` (the documents
+    stay queued)."""
+    deadline = time.monotonic() + backend.settings.sync_wait
+    while True:
+        states = await anyio.to_thread.run_sync(
+            lambda: [queue.state_of(backend.store, d) for d in digests]
+        )
+        if all(s in (DocState.DONE, DocState.FAILED) for s in states):
+            return states
+        if time.monotonic() >= deadline:
+            raise SyncWaitOver(
+                "Conversion is taking too long. The maximum wait time is configured as "
+                f"--sync-wait {backend.settings.sync_wait:g} s; the documents stay queued: "
+                f"{later}"
+            )
+        await anyio.sleep(0.25)

@@ -204,20 +204,36 @@ def test_an_upload_without_a_token_or_with_a_read_token_is_refused(
     [
         ("setup.exe", b"MZ", 415, "setup.exe: no digester handles .exe files"),
         ("empty.pdf", b"", 400, "empty.pdf: an empty file"),
-        ("../../etc/passwd.pdf", b"%PDF-", 400, "'..' part"),
+        ("names=../../etc/passwd.pdf", b"%PDF-", 400, "'..' part"),
+        ("names=/etc/passwd.pdf", b"%PDF-", 400, "a leading /"),
         ("README", b"text", 415, "README: a name without an extension"),
     ],
 )
 def test_a_file_that_cannot_be_taken_is_refused_naming_it(
     server: Server, name: str, content: bytes, status: int, reason: str
 ) -> None:
+    given = name.removeprefix("names=")
     answer = httpx.post(
         f"{server.url}/api/documents",
-        files=[("files", (name, content, "application/octet-stream"))],
+        files=[("files", ("a.pdf" if given != name else name, content, "application/pdf"))],
+        data={"names": given} if given != name else None,
         headers=_auth(server.upload_token),
     )
     assert answer.status_code == status, answer.text
     assert reason in answer.json()["detail"]
+
+
+def test_a_file_name_sent_with_its_folders_is_named_by_its_last_part(
+    server: Server, tmp_path: Path
+) -> None:
+    pdf = make_pdf(tmp_path / "w.pdf", title="Windows Path", pages=1, seed=962)
+    answer = httpx.post(
+        f"{server.url}/api/documents",
+        files=[("files", ("C:\\Scans\\2026\\w.pdf", pdf.read_bytes(), "application/pdf"))],
+        headers=_auth(server.upload_token),
+    )
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["documents"][0]["name"] == "w.pdf"
 
 
 def test_the_upload_command_sends_files_and_folders_without_bucket_credentials(

@@ -103,3 +103,22 @@ def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> Non
     # by default, the journal's plain pages were read from their text layer, the two-column
     # book's by the layout model
     assert sorted(engines) == [["layout", "layout"], ["text"] * 4]
+
+
+@pytest.mark.parametrize("mode", ["layout", "legacy"])
+def test_a_chapter_head_set_large_on_every_page_is_a_running_line_of_words_only(
+    tmp_path: Path, mode: str
+) -> None:
+    doc = pymupdf.open()
+    for n in range(1, 6):
+        page = doc.new_page()
+        page.insert_text((72, 60), f"Chapter {n}", fontsize=18)
+        page.insert_textbox(
+            pymupdf.Rect(72, 90, 520, 400), BODY.format(n=n, ground=GROUNDS[n - 1]), fontsize=11
+        )
+    doc.save(tmp_path / "chapters.pdf")
+    conversion = convert(
+        tmp_path / "chapters.pdf", "pdf", tmp_path / "work", ConverterOptions(mode=mode)
+    )
+    heads = [line for running in conversion.running for line in running.header]
+    assert heads == [f"Chapter {n}" for n in range(1, 6)], heads

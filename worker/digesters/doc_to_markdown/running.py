@@ -20,6 +20,9 @@ from bucketdigest.shared.pagetext import has_text
 
 _KINDS = {"page-header": "header", "page-footer": "footer"}
 _MARKER = re.compile(r"^<!--running (header|footer)--> ?(.*)$")
+_HEADING_MARK = re.compile(r"^#+ +")
+"""A heading's mark (while converting, ``#`` repeated as often as its font size says): a
+running line is no heading, so it keeps its words only."""
 EDGE_LINES = 2
 """Lines at each end of a page where a running head or foot may stand."""
 REPEATED_SHARE = 0.25
@@ -127,7 +130,7 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
             if (n in top, key) in repeated or is_page_number(lines[n]):
                 gone.add(n)
                 side = running[number].header if n in top else running[number].footer
-                side.append(lines[n].strip())
+                side.append(_HEADING_MARK.sub("", lines[n].strip()))
         result.append("\n".join(line for n, line in enumerate(lines) if n not in gone).strip())
     return result, running
 
@@ -144,7 +147,8 @@ def _take_marked(page: str, keep: bool) -> tuple[str, Running]:
         elif keep:
             lines.append(match[2])
         else:
-            (running.header if match[1] == "header" else running.footer).append(match[2])
+            side = running.header if match[1] == "header" else running.footer
+            side.append(_HEADING_MARK.sub("", match[2]))
     body = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     if not keep and not has_text(body) and (running.header or running.footer):
         return _take_marked(page, keep=True)[0], Running()
