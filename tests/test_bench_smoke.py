@@ -48,6 +48,7 @@ def test_the_benchmarks_run_and_write_every_table(tmp_path: Path) -> None:
         "Workers without credentials: the broker",
         "Events under a failing receiver",
         "document.json: regions on real pages, and its cost",
+        "Drop-in conversion APIs: overhead over a plain run",
     ):
         assert f"## {heading}" in text
     assert "- machine: " in text and "| local |" in text

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import before_after
 import claims
+import conversion_api
 import damage
 import embeddings
 import fidelity
@@ -60,6 +61,7 @@ SECTIONS = (
     "damage",
     "fleet",
     "structure",
+    "conversion-api",
 )
 ANALYSIS_MARKER = "<!-- analysis: written by hand, kept when the tables are regenerated -->"
 
@@ -142,6 +144,11 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         regions, reading = structure.run(args.quick)
         add("document.json: regions on real pages, and its cost", regions)
         add("Tags and snippets on real documents", reading)
+    if "conversion-api" in wanted:
+        add(
+            "Drop-in conversion APIs: overhead over a plain run",
+            conversion_api.run(args.quick),
+        )
     if "damage" in wanted:
         add("Damage: one damaged object costs only itself", damage.run(args.quick))
     return out

@@ -21,6 +21,7 @@ from unstructured_client.models import operations, shared
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token
 
@@ -175,3 +176,22 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
         f"{fleet.url}/general/v0/general", files={"files": ("tool.exe", b"MZ")}, headers=key
     )
     assert exe.status_code == 415 and "no digester handles .exe" in exe.json()["detail"]
+
+
+def test_the_readme_client_examples_run_as_written(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Use it from tools that speak docling-serve") :]
+    section = section[: section.index("\n## ", 4)]
+    examples = [part.split("```", 1)[0] for part in section.split("```python")[1:]]
+    assert len(examples) == 2
+    folder = fleet.folder / "readme"
+    make_pdf(folder / "rules.pdf", title="Readme Rules", pages=2, seed=77)
+    monkeypatch.chdir(folder)
+    for example in examples:
+        code = example.replace("http://127.0.0.1:8000", fleet.url).replace("bdw_...", fleet.token)
+        exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.count("Readme Rules") >= 2, printed
+    assert "('Title', 1, 'Readme Rules')" in printed, printed
