@@ -4,6 +4,8 @@ indexed, and an app serving it."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +18,13 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.serve.app import create_app
+from bucketdigest.serve.app import background_server, create_app
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
+from bucketdigest.shared.tokens import Scope, add_token
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.documents import scanned_pdf
 from tests.search.conftest import write_topics
@@ -92,3 +95,36 @@ def writer(writable: StoreSettings) -> Iterator[TestClient]:
         create_app(ServeSettings(store=writable, token=TOKEN, allowed_hosts=("testserver",)))
     ) as test_client:
         yield test_client
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A server taking uploads (and conversions) with workers behind it."""
+
+    url: str
+    token: str
+    """A bucket token that may upload."""
+    folder: Path
+    """A folder of the test's own, for the files it sends."""
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    """``serve --allow-writes`` on a bucket of its own, and a ``work`` process (two workers)
+    converting what is queued, for the module's tests."""
+    root = tmp_path_factory.mktemp("fleet")
+    bucket = root / "bucket"
+    token, _ = add_token(LocalStore(bucket), "client", (Scope.UPLOAD,))
+    command = [sys.executable, "-m", "bucketdigest.cli.main", "work", "--bucket", str(bucket)]
+    worker = subprocess.Popen(
+        [*command, "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(bucket)), port=0, token="f" * 24, sync_wait=300
+    )
+    try:
+        with background_server(settings) as url:
+            yield Fleet(url, token, root)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)

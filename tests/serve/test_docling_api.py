@@ -12,12 +12,9 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pytest
 from docling.service_client import DoclingServiceClient, StatusWatcherKind
 from docling_core.transforms.chunker import HierarchicalChunker
 from docling_core.types.doc import DocItemLabel, DoclingDocument
@@ -29,41 +26,10 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token
+from tests.serve.conftest import Fleet
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 SERVER_TOKEN = "s" * 24
-
-
-@dataclass(frozen=True)
-class Fleet:
-    url: str
-    token: str
-    folder: Path
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    """A server that takes uploads and a worker converting what it queues."""
-    root = tmp_path_factory.mktemp("docling")
-    bucket = root / "bucket"
-    token, _ = add_token(LocalStore(bucket), "webui", (Scope.UPLOAD,))
-    worker = subprocess.Popen(
-        [
-            *CLI,
-            "work",
-            "--bucket",
-            str(bucket),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    settings = ServeSettings(store=StoreSettings(bucket=str(bucket)), port=0, token=SERVER_TOKEN)
-    try:
-        with background_server(settings) as url:
-            yield Fleet(url, token, root)
-    finally:
-        worker.terminate()
-        worker.wait(timeout=60)
 
 
 def test_the_docling_client_converts_a_file_into_a_docling_document(

@@ -5,10 +5,6 @@ at once, reassembled with the right page numbers), and LangChain's ``Unstructure
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -18,14 +14,9 @@ from langchain_unstructured import UnstructuredLoader
 from unstructured_client import UnstructuredClient
 from unstructured_client.models import operations, shared
 
-from bucketdigest.serve.app import background_server
-from bucketdigest.serve.backend import ServeSettings
-from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.shared.tokens import Scope, add_token
+from tests.serve.conftest import Fleet
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
 PAGES = 30
 TOPICS = [
     "barley",
@@ -59,34 +50,6 @@ TOPICS = [
     "curd",
     "ale",
 ]
-
-
-@dataclass(frozen=True)
-class Fleet:
-    url: str
-    token: str
-    folder: Path
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    root = tmp_path_factory.mktemp("unstructured")
-    bucket = root / "bucket"
-    token, _ = add_token(LocalStore(bucket), "langchain", (Scope.UPLOAD,))
-    worker = subprocess.Popen(
-        [*CLI, "work", "--bucket", str(bucket), "--workers", "2"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    settings = ServeSettings(
-        store=StoreSettings(bucket=str(bucket)), port=0, token="u" * 24, sync_wait=300
-    )
-    try:
-        with background_server(settings) as url:
-            yield Fleet(url, token, root)
-    finally:
-        worker.terminate()
-        worker.wait(timeout=60)
 
 
 def _book(path: Path) -> Path:
