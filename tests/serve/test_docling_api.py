@@ -5,13 +5,16 @@ a file sent again is answered from its stored result with no worker anywhere."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import http.server
+import io
 import os
 import subprocess
 import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -208,3 +211,45 @@ def test_a_sync_conversion_outlasting_its_wait_is_a_504_and_stays_queued(tmp_pat
     assert "taking too long" in answer.json()["detail"]
     digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
     assert (tmp_path / "bucket" / "queue" / "todo" / digest).exists()
+
+
+def test_base64_sources_and_several_files_are_answered_as_docling_serve_does(
+    fleet: Fleet,
+) -> None:
+    first = make_pdf(fleet.folder / "first.pdf", title="First Inline", pages=2, seed=78)
+    notes = fleet.folder / "inline.md"
+    notes.write_text("# Inline notes\n\nThe weir holds the river back.\n")
+    key = {"X-Api-Key": fleet.token}
+    answer = httpx.post(
+        f"{fleet.url}/v1/convert/source",
+        json={
+            "options": {"to_formats": ["md", "text", "html"], "page_range": [2, 2]},
+            "sources": [
+                {
+                    "kind": "file",
+                    "filename": "first.pdf",
+                    "base64_string": base64.b64encode(first.read_bytes()).decode(),
+                }
+            ],
+        },
+        headers=key,
+        timeout=300,
+    )
+    assert answer.status_code == 200, answer.text
+    document = answer.json()["document"]
+    assert document["filename"] == "first.pdf"
+    assert "First Inline" not in document["md_content"], "page 1 (its title) was not asked for"
+    assert document["text_content"] and "<h" not in document["text_content"]
+    assert document["html_content"].startswith("<!doctype html>")
+
+    with open(first, "rb") as pdf, open(notes, "rb") as md:
+        both = httpx.post(
+            f"{fleet.url}/v1/convert/file",
+            files=[("files", ("first.pdf", pdf)), ("files", ("inline.md", md))],
+            headers=key,
+            timeout=300,
+        )
+    assert both.status_code == 200 and both.headers["content-type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(both.content)) as archive:
+        assert sorted(archive.namelist()) == ["first.md", "inline.md"]
+        assert "The weir holds the river back." in archive.read("inline.md").decode()
