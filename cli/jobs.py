@@ -14,6 +14,7 @@ from bucketdigest.cli import render
 from bucketdigest.cli.group import cli, console, library_errors
 from bucketdigest.cli.ingest_options import ingest_options, watch_options
 from bucketdigest.cli.options import (
+    chosen_workers,
     flag_defaults,
     flags_given,
     max_attempts_option,
@@ -177,7 +178,7 @@ def _watch(
 @library_errors
 def work(
     store: StoreSettings,
-    workers: int,
+    workers: int | None,
     worker: WorkerSettings,
     max_jobs: int | None,
     exit_when_idle: bool,
@@ -204,10 +205,10 @@ def work(
             raise click.UsageError("--via needs --token (or BUCKETDIGEST_WORKER_TOKEN)")
         if delete_source_when_done:
             raise click.UsageError("a brokered worker cannot delete sources")
-        summaries = work_via(via, token, settings, workers, given, defaults)
+        summaries = work_via(via, token, settings, chosen_workers(workers), given, defaults)
     else:
         refuse_shadowing(store, given, defaults)
-        summaries = work_bucket(store, settings, workers)
+        summaries = work_bucket(store, settings, chosen_workers(workers))
     for summary in summaries:
         click.echo(
             render.worker_summary(summary, as_json=LogSetup.current().format is LogFormat.JSON)
@@ -302,7 +303,7 @@ def run(
     store: StoreSettings,
     ingest: IngestSettings,
     watch: WatchSettings | None,
-    workers: int,
+    workers: int | None,
     worker: WorkerSettings,
 ) -> None:
     """Ingest SOURCES and convert them all with local workers; exit 1 if any failed.
@@ -312,6 +313,7 @@ def run(
     Example: bucketdigest run ~/scans --watch
     """
     adopt_settings(store, flags_given(SETTING_NAMES))
+    workers = chosen_workers(workers)
     if watch is not None:
         names = ", ".join(sources)
         console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")

@@ -17,6 +17,7 @@ from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
+from bucketdigest.worker.capacity import machine_capacity
 
 F = Callable[..., Any]
 Decorator = Callable[[F], F]
@@ -90,11 +91,19 @@ priority_option = click.option(
 workers_option = click.option(
     "--workers",
     type=click.IntRange(1),
-    default=1,
-    show_default=True,
+    default=None,
     envvar="BUCKETDIGEST_WORKERS",
-    help="Worker processes on this machine.",
+    help="Worker processes on this machine [default: as many as its cores and free memory "
+    "allow, a container's limits counted; the start line says how many and why].",
 )
+
+
+def chosen_workers(workers: int | None) -> int:
+    """``--workers``, or as many as the machine has room for; the line saying which and why
+    goes to stderr (``4 workers: 8 cores, 7.6 GiB free``)."""
+    capacity = machine_capacity()
+    click.echo(capacity.describe(workers), err=True)
+    return workers or capacity.workers
 
 
 CREATING_COMMANDS = frozenset({"ingest", "run"})

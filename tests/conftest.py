@@ -27,6 +27,9 @@ for _name, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_DEFAULT_REGION": "us-east-1",
+    # the commands the tests start run one worker unless a test says otherwise (by default
+    # they start as many as the machine has room for: tests/worker/test_capacity.py)
+    "BUCKETDIGEST_WORKERS": "1",
 }.items():
     os.environ.setdefault(_name, _value)
 os.environ.pop("AWS_PROFILE", None)

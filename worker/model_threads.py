@@ -12,14 +12,15 @@ one thread) keep it.
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from bucketdigest.worker.capacity import machine_cores
 
 
 def share_of_cores(workers: int) -> int:
     """Threads each of ``workers`` workers on this machine gets: the cores this process may
-    run on, shared out (at least one)."""
-    return max(1, len(os.sched_getaffinity(0)) // workers)
+    run on (within a container's CPU quota), shared out (at least one)."""
+    return max(1, machine_cores() // workers)
 
 
 def limit_sessions(threads: int | None) -> None:

@@ -59,7 +59,7 @@ def _through_api(documents: list[Path], root: Path) -> tuple[float, int]:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     worker = subprocess.Popen(
-        [*CLI, "work", "--bucket", str(bucket)],
+        [*CLI, "work", "--bucket", str(bucket), "--workers", "1"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
