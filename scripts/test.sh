@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Set up (see scripts/setup.sh), lint, then run the whole test suite, slow tests included.
+# --fast: only the tests that need no worker process, server or moto (minutes, for everyday
+# work; CI runs the whole suite). Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 .venv/bin/ruff check .
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  exec .venv/bin/pytest -m "not heavy" "$@"
+fi
 exec .venv/bin/pytest "$@"

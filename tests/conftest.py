@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
@@ -148,3 +149,33 @@ def every_result_links_resolve(tmp_path_factory: pytest.TempPathFactory) -> Iter
         except (zipfile.BadZipFile, OSError):
             continue  # tests that damage results on purpose
     assert not broken, "links that name no member:\n" + "\n".join(broken[:50])
+
+
+HEAVY_FIXTURES = frozenset(
+    {"moto_endpoint", "moto_bucket", "served", "fleet", "server", "browser", "iam_endpoint",
+     "lfs_remote", "site_server"}
+)  # fmt: skip
+"""Fixtures that start a server, moto's or real workers."""
+HEAVY_CALLS = ("subprocess", "Popen", "Worker(", ".work(", "run_local", "run_watching",
+               "background_server", "ThreadedMotoServer", "work_bucket", "TestClient")  # fmt: skip
+"""What a test that starts processes or servers itself calls."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``heavy`` every test that needs a worker process, a server or moto's (by the
+    fixtures it uses, or what it calls), so ``scripts/test.sh --fast`` leaves them out."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        function = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            source = ""
+        if (
+            item.get_closest_marker("slow") is not None
+            or fixtures & HEAVY_FIXTURES
+            or params.get("store") in ("moto-server", "moto-inprocess")
+            or any(call in source for call in HEAVY_CALLS)
+        ):
+            item.add_marker(pytest.mark.heavy)

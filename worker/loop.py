@@ -159,6 +159,21 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{random.getrandbits(24):06x}"
 
 
+AWAKE_SECONDS = 30.0
+"""After a job, how long a worker keeps looking for the next one often: documents sent one
+after another (a conversion API's client, a watched folder) find it awake."""
+AWAKE_SLEEP = 0.5
+"""Seconds between claim attempts while awake (a listing of the todo lanes each)."""
+
+
+def idle_wait(idle_sleep: float, since_last_job: float | None) -> float:
+    """How long an idle worker waits before trying to claim again: ``AWAKE_SLEEP`` within
+    ``AWAKE_SECONDS`` of its last job, else ``idle_sleep`` (which bounds both)."""
+    if since_last_job is not None and since_last_job < AWAKE_SECONDS:
+        return min(AWAKE_SLEEP, idle_sleep)
+    return idle_sleep
+
+
 def idle_sleep_for(lease_seconds: float) -> float:
     """How long an idle worker (or a run waiting on one) pauses: short enough to take over an
     expired lease within a quarter of its length, at most five seconds."""
@@ -208,6 +223,7 @@ class Worker:
         self._last_settings_check = 0.0
         self.clock = clock
         self._window_closes: datetime | None = None
+        self._last_job_end: float | None = None
 
     def request_stop(self) -> None:
         """Stop claiming; the current job gets ``grace_seconds`` to finish, then is handed back."""
@@ -367,7 +383,11 @@ class Worker:
                     if self._run_monitor_duty(leaving=True) == 0:
                         return "idle: no job left to claim"
                     continue
-                self.stop_requested.wait(self.settings.idle_sleep if leaving else 0.2)
+                since = (
+                    None if self._last_job_end is None else time.monotonic() - self._last_job_end
+                )
+                wait = idle_wait(self.settings.idle_sleep, since) if leaving else 0.2
+                self.stop_requested.wait(wait)
                 continue
 
             # run it to its end
@@ -394,6 +414,7 @@ class Worker:
                     f": {result.error.splitlines()[0]}" if result.error else "",
                 )
 
+            self._last_job_end = time.monotonic()
             summary.outcomes[result.outcome.value] += 1
             summary.pages += result.pages
             if self.on_result is not None:

@@ -30,7 +30,7 @@ from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.job import JobContext, Outcome, run_job
-from bucketdigest.worker.loop import Worker, WorkerSettings
+from bucketdigest.worker.loop import AWAKE_SECONDS, AWAKE_SLEEP, Worker, WorkerSettings, idle_wait
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 from tests.worker.damaged import raw_pdf
 
@@ -290,3 +290,34 @@ def test_a_damaged_todo_marker_is_rebuilt_from_the_source_and_the_document_conve
     assert summary.outcomes == {"done": 3}
     assert "Beta rules" in _zip(store, digest).read("document.md").decode()
     assert list(store.list("queue/")) == []
+
+
+def test_after_a_job_a_worker_looks_for_the_next_often_then_backs_off() -> None:
+    assert idle_wait(5.0, None) == 5.0, "a worker that has done nothing yet waits its idle sleep"
+    assert idle_wait(5.0, 1.0) == AWAKE_SLEEP
+    assert idle_wait(5.0, AWAKE_SECONDS + 1) == 5.0
+    assert idle_wait(0.1, 1.0) == 0.1, "never longer than its idle sleep"
+
+
+def test_a_document_sent_just_after_another_finds_the_worker_awake(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "first.md").write_text("# First\n\nThe first note.\n")
+    md = FileFilter(exts=frozenset({"md"}))
+    Ingestor(store).ingest([FolderSource(notes, md)])
+    worker = Worker(store, WorkerSettings(idle_sleep=5.0, monitor_every=None, max_jobs=2))
+    waits: list[float | None] = []
+    wait = worker.stop_requested.wait
+
+    def waiting(timeout: float | None = None) -> bool:
+        waits.append(timeout)
+        if len(waits) == 3:  # the next document arrives while the worker waits
+            (notes / "second.md").write_text("# Second\n\nThe second note.\n")
+            Ingestor(store).ingest([FolderSource(notes, md)])
+        return wait(0)
+
+    worker.stop_requested.wait = waiting  # type: ignore[method-assign]
+    summary = worker.run()
+    assert summary.outcomes == {"done": 2}
+    assert waits == [AWAKE_SLEEP] * 3
