@@ -5,6 +5,7 @@ fallback. Each group reaches the command as one settings object (``store``, ``in
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -16,6 +17,7 @@ from bucketdigest.search.cache import DEFAULT_MAX_BYTES, IndexCacheSettings
 from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.logs import LogFormat, LogSetup
 from bucketdigest.shared.policy import ROLE_OF_COMMAND
 from bucketdigest.worker.capacity import machine_capacity
 
@@ -100,9 +102,13 @@ workers_option = click.option(
 
 def chosen_workers(workers: int | None) -> int:
     """``--workers``, or as many as the machine has room for; the line saying which and why
-    goes to stderr (``4 workers: 8 cores, 7.6 GiB free``)."""
+    goes to stderr (``4 workers: 8 cores, 7.6 GiB free``), a log record with ``--log-format
+    json``."""
     capacity = machine_capacity()
-    click.echo(capacity.describe(workers), err=True)
+    if LogSetup.current().format is LogFormat.JSON:  # stderr holds JSON lines alone
+        logging.getLogger(__name__).info("%s", capacity.describe(workers))
+    else:
+        click.echo(capacity.describe(workers), err=True)
     return workers or capacity.workers
 
 

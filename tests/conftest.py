@@ -161,21 +161,38 @@ HEAVY_CALLS = ("subprocess", "Popen", "Worker(", ".work(", "run_local", "run_wat
 """What a test that starts processes or servers itself calls."""
 
 
+def _starts_processes(function: object, depth: int = 2) -> bool:
+    """Whether ``function``, or a function of its module it calls (two calls deep), starts a
+    process or a server."""
+    try:
+        source = inspect.getsource(function)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return False
+    if any(call in source for call in HEAVY_CALLS):
+        return True
+    module = inspect.getmodule(function)
+    code = getattr(function, "__code__", None)
+    if depth == 0 or module is None or code is None:
+        return False
+    called = (getattr(module, name, None) for name in code.co_names)
+    return any(
+        inspect.isfunction(f)
+        and f.__module__ == module.__name__
+        and _starts_processes(f, depth - 1)
+        for f in called
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``heavy`` every test that needs a worker process, a server or moto's (by the
     fixtures it uses, or what it calls), so ``scripts/test.sh --fast`` leaves them out."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         params = getattr(getattr(item, "callspec", None), "params", {})
-        function = getattr(item, "function", None)
-        try:
-            source = inspect.getsource(function) if function is not None else ""
-        except (OSError, TypeError):
-            source = ""
         if (
             item.get_closest_marker("slow") is not None
             or fixtures & HEAVY_FIXTURES
             or params.get("store") in ("moto-server", "moto-inprocess")
-            or any(call in source for call in HEAVY_CALLS)
+            or _starts_processes(getattr(item, "function", None))
         ):
             item.add_marker(pytest.mark.heavy)
