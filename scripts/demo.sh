@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Set up, make sample rulebooks, convert them on the embedded local store, show the results
-# and search them.
+# Set up, convert five small real documents (scripts/demo-documents, with their licences: a scan with a text layer,
+# a two-column article, an invoice, slides, a Japanese page) on the embedded local store,
+# search them, and say where the answer stands on its page and what to try next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 demo=${DEMO_DIR:-demo-output}
+bucket="$demo/bucket"
 mkdir -p "$demo"
-.venv/bin/bucketdigest samples "$demo/pdfs" --count 6 --pages 4 >/dev/null
-.venv/bin/bucketdigest run "$demo/pdfs" --bucket "$demo/bucket" --workers 2
-.venv/bin/bucketdigest status --bucket "$demo/bucket"
-first=$(ls "$demo/bucket/store/out/" | head -n 1)
+.venv/bin/bucketdigest run scripts/demo-documents/pdfs --bucket "$bucket"
 echo
-echo "Results: $(pwd)/$demo/bucket/store/out/ (one zip per document)"
-echo "First lines of ${first}'s document.md:"
-.venv/bin/python -m zipfile -e "$demo/bucket/store/out/$first" "$demo/unpacked"
-head -n 12 "$demo/unpacked/document.md"
+echo "Results: $(realpath "$bucket")/store/out/ (one zip per document: Markdown per page, images,"
+echo "document.json, info.json); the scanned sheet's Markdown begins:"
+.venv/bin/bucketdigest get linn-sequencer-scan.pdf --bucket "$bucket" -o "$demo/linn" >/dev/null
+head -n 8 "$demo/linn/document.md"
 echo
-echo "Searching every document for \"roll the dice\" (bucketdigest search):"
-.venv/bin/bucketdigest search "roll the dice" --bucket "$demo/bucket" --limit 3
+question="how many tracks does the sequencer record"
+echo "Searching every document for \"$question\" (bucketdigest search):"
+.venv/bin/bucketdigest search "$question" --bucket "$bucket" --limit 2
+view=$(.venv/bin/bucketdigest search "$question" --bucket "$bucket" --limit 1 --json |
+  .venv/bin/python -c 'import json, sys; hits = json.load(sys.stdin); print(hits[0]["view"] if hits and hits[0].get("view") else "/")')
+echo
+echo "See the answer on its page: bucketdigest serve --bucket $bucket, then open http://127.0.0.1:8000$view"
+echo "Next: bucketdigest run ~/Documents --watch converts what you drop in a folder; an S3 bucket"
+echo "and workers on many machines: README, \"Running a fleet\"."
