@@ -111,7 +111,11 @@ def take_inbox(
 ) -> InboxReport:
     """Take in what the inbox holds: refuse (and record why) what cannot be taken, ingest the
     rest, then remove each object ingested, at the version read. An object written less
-    than ``settle`` seconds ago waits."""
+    than ``settle`` seconds ago waits. An empty inbox costs one listing (the refusals of
+    objects gone meanwhile are cleared by the next pass that finds something)."""
+    objects = list(inbox_objects(store))
+    if not objects:
+        return InboxReport()
     max_bytes = read_settings(store)[0].inbox_max_bytes or MAX_UPLOAD_BYTES
     now = store.now()
     on_record = {r.name: r for r in inbox_refusals(store)}
@@ -120,7 +124,7 @@ def take_inbox(
     refused: list[InboxRefusal] = []
     chosen: list[tuple[str, ObjectInfo]] = []
     waiting = 0
-    for info in inbox_objects(store):
+    for info in objects:
         try:
             name = keys.inbox_name(info.key)
             reason = refusal_reason(name, info.size, max_bytes)

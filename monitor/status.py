@@ -184,8 +184,10 @@ def collect_status(store: Store, *, failures: int = 10, runs: int = 5) -> Status
         state.value: sum(1 for _ in store.list(keys.event_prefix(state)))
         for state in keys.EventState
     }
-    status.inbox = sum(1 for _ in inbox_objects(store))
-    status.refused = inbox_refusals(store)
+    present = {info.key for info in inbox_objects(store)}
+    status.inbox = len(present)
+    if present:  # a refusal whose object has gone since is not shown
+        status.refused = [r for r in inbox_refusals(store) if keys.INBOX_PREFIX + r.name in present]
     try:
         status.settings_version = read_settings(store)[0].version
     except ConfigError as exc:

@@ -13,11 +13,12 @@ from bucketdigest.ingestor.inbox import INBOX_SOURCE, take_inbox
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import change_settings
-from bucketdigest.shared.inbox import inbox_objects, inbox_refusals
+from bucketdigest.shared.inbox import InboxReport, inbox_objects, inbox_refusals
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import IngestRun, SourceRecord, Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import ObjectInfo, Store
+from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 from tests.clocks import MovableClock
 
@@ -174,3 +175,9 @@ def test_a_folder_placeholder_is_no_document(tmp_path: Path) -> None:
     (tmp_path / "bucket" / "inbox" / "2026").mkdir(parents=True)
     report = take_inbox(store, settle=0)
     assert (report.taken, report.refused, report.run_id) == ((), (), None)
+
+
+def test_an_empty_inbox_costs_one_listing_a_pass(tmp_path: Path) -> None:
+    store = CountingStore(LocalStore(tmp_path / "bucket"))
+    assert take_inbox(store) == InboxReport()
+    assert store.total == 1
