@@ -7,7 +7,8 @@ the bucket's ``normal_lane_share``) starts with normal and one (``LOW_FIRST``,
 ``low_lane_share``) with low, so a flood of higher-priority documents slows
 the others down but never stops them. Within a lane, candidates are listed from a random point
 of the hash space (``StartAfter``), wrapping around to the start, so concurrent workers rarely
-contend for the same keys; a lane found empty is not listed again for ``EMPTY_LANE_SECONDS``.
+contend for the same keys (a lane shorter than a listing is known whole from one LIST); a lane
+found empty is not listed again for ``EMPTY_LANE_SECONDS``.
 The claim itself is :func:`bucketdigest.shared.queue.claim`.
 """
 
@@ -30,8 +31,8 @@ EMPTY_LANE_SECONDS = 5.0
 
 class Claimer:
     """Claims jobs for one worker. A LIST yields up to ``CANDIDATES_PER_LIST`` candidates of
-    a lane; the ones not tried yet are tried first next time, so a long queue costs about one
-    LIST per sixteen claims."""
+    a lane; the ones not tried yet are tried first next time, so a long queue costs about two
+    LISTs per sixteen claims, a short or empty lane one LIST."""
 
     def __init__(
         self,
@@ -62,11 +63,19 @@ class Claimer:
         return [Priority.HIGH, Priority.NORMAL, Priority.LOW]
 
     def _listing(self, lane: Priority) -> list[str]:
-        """Up to ``CANDIDATES_PER_LIST`` digests of ``lane`` from a random point of the hash
-        space, wrapping around to the start (a second LIST) only when the first comes back
-        short."""
-        start = f"{self.rng.getrandbits(256):064x}"
+        """Up to ``CANDIDATES_PER_LIST`` digests of ``lane``. The lane is listed from its
+        start: a short lane (an empty one most often) is then known whole after one LIST, and
+        its candidates are shuffled. A long one is listed again from a random point of the
+        hash space, wrapping around to the start (a third LIST) when that comes back short,
+        so concurrent workers rarely contend for the same keys."""
         todo = QueueState.TODO
+        first = [
+            d for d, _ in queue.markers(self.store, todo, limit=CANDIDATES_PER_LIST, priority=lane)
+        ]
+        if len(first) < CANDIDATES_PER_LIST:
+            self.rng.shuffle(first)
+            return first
+        start = f"{self.rng.getrandbits(256):064x}"
         found = [d for d, _ in queue.markers(self.store, todo, start, CANDIDATES_PER_LIST, lane)]
         if len(found) < CANDIDATES_PER_LIST:
             wrapped = queue.markers(
