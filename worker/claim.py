@@ -8,7 +8,9 @@ the bucket's ``normal_lane_share``) starts with normal and one (``LOW_FIRST``,
 the others down but never stops them. Within a lane, candidates are listed from a random point
 of the hash space (``StartAfter``), wrapping around to the start, so concurrent workers rarely
 contend for the same keys (a lane shorter than a listing is known whole from one LIST); a lane
-found empty is not listed again for ``EMPTY_LANE_SECONDS``.
+found empty is not listed again for ``EMPTY_LANE_SECONDS``. When several lanes need listing and
+the queue is short, one LIST of their common prefix tells every lane's content at once (most
+claims of a small queue, and every claim attempt of an idle worker, cost one LIST, not three).
 The claim itself is :func:`bucketdigest.shared.queue.claim`.
 """
 
@@ -24,6 +26,8 @@ from bucketdigest.shared.queue import ClaimResult
 from bucketdigest.shared.store import Store
 
 CANDIDATES_PER_LIST = 16
+SURVEY_LIMIT = 3 * CANDIDATES_PER_LIST
+"""Markers one LIST over every lane may find and still tell each lane's whole content."""
 NORMAL_FIRST = 0.10
 LOW_FIRST = 0.05
 EMPTY_LANE_SECONDS = 5.0
@@ -88,14 +92,17 @@ class Claimer:
         return queue.claim(self.store, digest, self.worker_id, self.lease_seconds, lane)
 
     def _next_in(self, lane: Priority, trust_empty: bool) -> ClaimResult | None:
-        """A job from ``lane``, or none; None when skipped as recently found empty."""
+        """A job from ``lane``, or none (saying whether some wait for their retry time); None
+        when skipped as recently found empty."""
         pending = self._pending[lane]
+        waiting = False
         while pending:
             result = self._try(pending.popleft(), lane)
             if result.job is not None:
                 return result
+            waiting = waiting or result.deferred
         if trust_empty and time.monotonic() < self._empty_until[lane]:
-            return None
+            return ClaimResult(None, deferred=True) if waiting else None
         candidates = deque(self._listing(lane))
         if not candidates:
             self._empty_until[lane] = time.monotonic() + EMPTY_LANE_SECONDS
@@ -108,9 +115,36 @@ class Claimer:
             deferred = deferred or result.deferred
         return ClaimResult(None, deferred=deferred)
 
+    def _due(self) -> list[Priority]:
+        """The lanes a claim would list now: no candidates in hand, not known empty."""
+        now = time.monotonic()
+        return [
+            lane for lane in Priority if not self._pending[lane] and now >= self._empty_until[lane]
+        ]
+
+    def _survey(self, lanes: list[Priority]) -> bool:
+        """When more than one lane needs listing, one LIST over all of them (their common
+        prefix) tells each lane's content if the queue is short: each of ``lanes`` gets its
+        candidates, shuffled, and counts as known for ``EMPTY_LANE_SECONDS`` (once they are
+        tried, it is not listed again before then). Whether the lanes are known; a long queue
+        is left to each lane's own listing."""
+        if len(lanes) < 2:
+            return False
+        found = queue.todo_lanes(self.store, SURVEY_LIMIT)
+        if found is None:
+            return False
+        now = time.monotonic()
+        for lane in lanes:
+            self.rng.shuffle(found[lane])
+            self._pending[lane] = deque(found[lane])
+            self._empty_until[lane] = now + EMPTY_LANE_SECONDS
+        return True
+
     def next(self) -> ClaimResult:
         """Claim one job, or report that none is claimable (and whether some are waiting).
-        Before reporting none, lanes skipped as recently empty are listed after all."""
+        Before reporting none, lanes skipped as recently empty are listed after all (in one
+        listing when the queue is short)."""
+        self._survey(self._due())
         deferred = False
         skipped = []
         for lane in self._order():
@@ -121,6 +155,13 @@ class Claimer:
             if result.job is not None:
                 return result
             deferred = deferred or result.deferred
+        if self._survey(skipped):
+            for lane in (lane for lane in self._order() if lane in skipped):
+                result = self._next_in(lane, trust_empty=True)
+                if result is not None and result.job is not None:
+                    return result
+                deferred = deferred or bool(result and result.deferred)
+            return ClaimResult(None, deferred=deferred)
         for lane in skipped:
             result = self._next_in(lane, trust_empty=False)
             if result is not None and result.job is not None:

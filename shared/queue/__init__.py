@@ -26,6 +26,7 @@ from bucketdigest.shared.queue.states import (
     markers,
     read_failure,
     state_of,
+    todo_lanes,
     todo_marker,
 )
 from bucketdigest.shared.queue.transitions import (
@@ -80,5 +81,6 @@ __all__ = [
     "requeue",
     "retry",
     "state_of",
+    "todo_lanes",
     "todo_marker",
 ]

@@ -35,6 +35,25 @@ class DocState(StrEnum):
         return cls(state.value)
 
 
+def todo_lanes(store: Store, limit: int) -> dict[Priority, list[str]] | None:
+    """Every todo lane's digests from one LIST of the lanes' common prefix, or None when they
+    hold ``limit`` markers or more together (then each lane is listed on its own)."""
+    found: dict[Priority, list[str]] = {lane: [] for lane in Priority}
+    seen = 0
+    for info in store.list(keys.TODO_LANES_PREFIX, limit=limit):
+        seen += 1
+        lane = next((lane for lane in Priority if info.key.startswith(lane.prefix)), None)
+        try:
+            _, digest = keys.parse_queue_key(info.key)
+        except ValueError:
+            lane = None
+        if lane is None:
+            log.warning("ignoring a foreign object in the queue: %s", info.key)
+            continue
+        found[lane].append(digest)
+    return found if seen < limit else None
+
+
 def markers(
     store: Store,
     state: QueueState,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
@@ -87,3 +87,33 @@ def test_ingest_queues_in_the_lane_asked_and_moves_what_waits_already(
     ingest_sources(store, [str(pdf_folder)], IngestSettings(priority=Priority.HIGH))
     assert all(queue.todo_marker(store, d)[0] is Priority.HIGH for d in digests)  # type: ignore[index]
     assert collect_status(store).counts["todo"] == len(digests)
+
+
+def test_a_short_queue_is_known_lane_by_lane_from_one_listing(tmp_path: Path) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    high = _queue(store, Priority.HIGH, 2, "h")
+    normal = _queue(store, Priority.NORMAL, 3, "n")
+    low = _queue(store, Priority.LOW, 1, "l")
+    counting = CountingStore(store)
+    claimer = Claimer(counting, "w1", 60.0, normal_first=0.0, low_first=0.0)
+    taken = [claimer.next().job for _ in range(7)]
+    digests = [job.digest for job in taken if job is not None]
+    assert set(digests[:2]) == high and set(digests[2:5]) == normal and set(digests[5:]) == low
+    assert taken[-1] is None
+    assert counting.requests["LIST"] == 2, "one listing found every lane, one found them empty"
+
+
+def test_a_job_waiting_for_its_retry_time_is_reported_waiting_however_the_lanes_were_listed(
+    tmp_path: Path,
+) -> None:
+    store = LocalStore(tmp_path / "bucket")
+    later = datetime.now(UTC) + timedelta(hours=1)
+    digest = hashlib.sha256(b"backing off").hexdigest()
+    ticket = Ticket(digest, "pdf", 1, ("b.pdf",), datetime.now(UTC), attempt=2, not_before=later)
+    assert queue.enqueue(store, ticket)
+    _queue(store, Priority.LOW, 1, "other")  # two lanes to list: one listing of them all
+    claimer = Claimer(store, "w1", 60.0, normal_first=0.0, low_first=0.0)
+    assert claimer.next().job is not None  # the low lane's job
+    for _ in range(3):  # from the listing's candidates, then from the lanes known empty
+        found = claimer.next()
+        assert found.job is None and found.deferred, "a worker must not leave it behind"
