@@ -13,7 +13,7 @@ import pytest
 from bucketdigest import Bucket
 from tests.serve.conftest import Served
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 @pytest.fixture
@@ -78,10 +78,10 @@ def test_the_llamaindex_reader_and_retriever_give_nodes_with_pages_and_regions(
 
 
 @pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
-def test_the_readme_example_runs_as_written(
+def test_the_guides_example_runs_as_written(
     framework: str, served: Served, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    section = README.read_text().split(f"<!-- example: {framework} -->", 1)[1]
+    section = GUIDE.read_text().split(f"<!-- example: {framework} -->", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     monkeypatch.chdir(Path(served.settings.bucket).parent)

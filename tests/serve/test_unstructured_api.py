@@ -141,11 +141,11 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
     assert exe.status_code == 415 and "no digester handles .exe" in exe.json()["detail"]
 
 
-def test_the_readme_client_examples_run_as_written(
+def test_the_guides_client_examples_run_as_written(
     fleet: Fleet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Use it from tools that speak docling-serve") :]
+    guide = (Path(__file__).parents[2] / "docs" / "guide.md").read_text()
+    section = guide[guide.index("## Use it from tools that speak docling-serve") :]
     section = section[: section.index("\n## ", 4)]
     examples = [part.split("```", 1)[0] for part in section.split("```python")[1:]]
     assert len(examples) == 2
@@ -154,7 +154,7 @@ def test_the_readme_client_examples_run_as_written(
     monkeypatch.chdir(folder)
     for example in examples:
         code = example.replace("http://127.0.0.1:8000", fleet.url).replace("bdw_...", fleet.token)
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "docs/guide.md", "exec"), {})
     printed = capsys.readouterr().out
     assert printed.count("Readme Rules") >= 2, printed
     assert "('Title', 1, 'Readme Rules')" in printed, printed
