@@ -22,7 +22,7 @@ from bucketdigest.ingestor.manifest import update_manifest
 from bucketdigest.ingestor.opening import open_sources
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.site import SiteSource
-from bucketdigest.ingestor.sources import Candidate, FolderSource, Source
+from bucketdigest.ingestor.sources import Candidate, FolderSource, NotYet, Source
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import attempt_budget
 from bucketdigest.shared.errors import BucketdigestError
@@ -248,6 +248,8 @@ class Ingestor:
                     if isinstance(item, FileError):
                         failures.append(item)
                         skipped.add(item.path)
+                    elif isinstance(item, NotYet):
+                        skipped.add(item.relative)
                     else:
                         found.append((source, item))
             except (OSError, BucketdigestError) as exc:

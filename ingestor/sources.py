@@ -40,6 +40,14 @@ class Candidate:
         return self.content_ext or self.relative.rsplit(".", 1)[-1].lower()
 
 
+@dataclass(frozen=True)
+class NotYet:
+    """A file a source holds but leaves for a later ingest (it is still being written): not
+    taken, not an error, and not removed from the source's manifest."""
+
+    relative: str
+
+
 class Source(Protocol):
     """Somewhere documents come from: a folder, a Git repository, a web site."""
 
@@ -53,8 +61,9 @@ class Source(Protocol):
     missing since its last ingest was removed; not so for documents handed in one by one
     (the inbox, uploads)."""
 
-    def candidates(self) -> Iterator[Candidate | FileError]:
-        """Every accepted file, or an error naming a file that cannot be taken."""
+    def candidates(self) -> Iterator[Candidate | FileError | NotYet]:
+        """Every accepted file, or an error naming a file that cannot be taken (or one left
+        for later)."""
         ...
 
 

@@ -28,7 +28,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from bucketdigest.ingestor.ingest import Ingestor, IngestReport, IngestSettings
-from bucketdigest.ingestor.sources import Candidate, FolderSource
+from bucketdigest.ingestor.sources import Candidate, FolderSource, NotYet
 from bucketdigest.shared.errors import SourceError
 from bucketdigest.shared.records import FileError
 from bucketdigest.shared.store import Store
@@ -73,23 +73,37 @@ class _RememberingFolder(FolderSource):
     size and modification time are unchanged."""
 
     def __init__(
-        self, root: Path, settings: IngestSettings, hashed: Hashed, ignored: Sequence[Path]
+        self,
+        root: Path,
+        settings: IngestSettings,
+        hashed: Hashed,
+        ignored: Sequence[Path],
+        settle_seconds: float,
     ) -> None:
         super().__init__(root, settings.file_filter)
         self.settings = settings
         self.hashed = hashed
         self.ignored = ignored
+        self.settle_seconds = settle_seconds
         self.seen: dict[str, Fingerprint] = {}
         """Each file's fingerprint as this scan found it, before reading it."""
+        self.unsettled = False
+        """Whether the scan left a file for later: written under ``settle_seconds`` ago."""
 
-    def candidates(self) -> Iterator[Candidate | FileError]:
+    def candidates(self) -> Iterator[Candidate | FileError | NotYet]:
         for item in super().candidates():
-            if isinstance(item, FileError):
+            if isinstance(item, FileError | NotYet):
                 yield item
                 continue
             if _inside(self.root / item.relative, self.ignored):
                 continue
             seen = _fingerprint(self.root / item.relative)
+            if seen is not None and time.time_ns() - seen[1] < self.settle_seconds * 1e9:
+                # still being written or copied (the scan at the start, or one that began as
+                # a copy did): the next scan, once the folder has settled, takes it
+                self.unsettled = True
+                yield NotYet(item.relative)
+                continue
             if seen is not None:
                 self.seen[item.relative] = seen
             known = self.hashed.get(item.relative)
@@ -114,6 +128,11 @@ class _Changes(FileSystemEventHandler):
         paths = [os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")]
         if all(_inside(Path(p), self._ignored) for p in paths if p):
             return
+        with self._lock:
+            self._pending, self._last = True, self._clock()
+
+    def again(self) -> None:
+        """Count as changed now: a scan left a file for later."""
         with self._lock:
             self._pending, self._last = True, self._clock()
 
@@ -172,11 +191,18 @@ def watch_folder(
     ignored = [path.resolve() for path in ignored]
     changes = _Changes(time.monotonic, ignored)
     observer = _started(changes, root, watch.poll)  # first: what changes during the scan counts
+
+    def scan() -> None:
+        source = _RememberingFolder(root, settings, hashed, ignored, watch.settle_seconds)
+        on_report(_scan(store, source))
+        if source.unsettled:
+            changes.again()
+
     try:
-        on_report(_scan(store, _RememberingFolder(root, settings, hashed, ignored)))
+        scan()
         while not stop.wait(TICK_SECONDS):
             if changes.settled(watch.settle_seconds):
-                on_report(_scan(store, _RememberingFolder(root, settings, hashed, ignored)))
+                scan()
     finally:
         observer.stop()
         observer.join()

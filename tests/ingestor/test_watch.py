@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bucketdigest.ingestor import ingest as ingest_module
-from bucketdigest.ingestor.ingest import IngestReport, IngestSettings, sha256_file
+from bucketdigest.ingestor.ingest import Ingestor, IngestReport, IngestSettings, sha256_file
 from bucketdigest.ingestor.scan import FileFilter
-from bucketdigest.ingestor.watch import WatchSettings, _Changes, watch_folder
+from bucketdigest.ingestor.watch import WatchSettings, _Changes, _RememberingFolder, watch_folder
 from bucketdigest.runner.local import run_watching
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
@@ -74,7 +74,8 @@ def test_a_watched_folder_takes_in_new_changed_moved_and_removed_files(
     watch, folder = watching
     store = LocalStore(tmp_path / "bucket")
     wait_until(lambda: watch.reports, "the first scan never ran")
-    assert _queued(store, folder / "before.txt"), "the first scan catches up"
+    # written moments before the watch began, it is taken once it has settled
+    wait_until(lambda: _queued(store, folder / "before.txt"), "the watch did not catch up")
 
     (folder / "new").mkdir()
     arrived = folder / "new" / "arrived.md"
@@ -163,7 +164,7 @@ def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
 def test_a_scan_hashes_only_the_files_that_changed(
     watching: tuple[_Watching, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    watch, folder = watching
+    _, folder = watching
     store = LocalStore(tmp_path / "bucket")
     hashed: list[str] = []
 
@@ -171,7 +172,7 @@ def test_a_scan_hashes_only_the_files_that_changed(
         hashed.append(path.name)
         return sha256_file(path)
 
-    wait_until(lambda: watch.reports, "the first scan never ran")
+    wait_until(lambda: _queued(store, folder / "before.txt"), "the watch did not catch up")
     monkeypatch.setattr(ingest_module, "sha256_file", counting)
     later = folder / "later.txt"
     later.write_text("one more note")
@@ -260,7 +261,6 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
     for name, text in names.items():
         (folder / name).parent.mkdir(exist_ok=True)
         (folder / name).write_text(text)
-        time.sleep(0.05)
     # the thirtieth, copied in chunks over several seconds: taken once, whole
     slow = folder / "slow.md"
     chunks = ["# Slow copy\n\n", *(f"Line {n} of the slow copy.\n" for n in range(8)), "THE END\n"]
@@ -322,3 +322,21 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_file_written_moments_ago_is_left_for_a_later_scan_not_read_half_way(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    (folder / "old.txt").write_text("settled long ago")
+    store = LocalStore(tmp_path / "bucket")
+    first = _RememberingFolder(folder, NOTES, {}, [], settle_seconds=0.0)
+    Ingestor(store).ingest([first])
+    (folder / "old.txt").write_text("being rewritten, half done")
+    (folder / "copying.txt").write_text("the first half of a copy")
+    scan = _RememberingFolder(folder, NOTES, {}, [], settle_seconds=60.0)
+    report = Ingestor(store).ingest([scan])
+    assert scan.unsettled and report.files == [] and report.run.errors == ()
+    assert report.run.removed == (), "a file left for later is not a removed one"
+    assert _queued(store, folder / "copying.txt") is None
