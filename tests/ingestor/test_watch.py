@@ -254,13 +254,9 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
     store = LocalStore(bucket)
     stop = threading.Event()
     running = _watch_run(bucket, folder, stop)
-    names = {
-        f"batch/{n:02d}.md": f"# Note {n}\n\nThe ledger of the mill, entry {n}.\n"
-        for n in range(29)
-    }
-    for name, text in names.items():
-        (folder / name).parent.mkdir(exist_ok=True)
-        (folder / name).write_text(text)
+    names = _write(
+        folder, "batch/{n:02d}.md", "# Note {n}\n\nThe ledger of the mill, entry {n}.\n", 29
+    )
     # the thirtieth, copied in chunks over several seconds: taken once, whole
     slow = folder / "slow.md"
     chunks = ["# Slow copy\n\n", *(f"Line {n} of the slow copy.\n" for n in range(8)), "THE END\n"]
@@ -289,13 +285,9 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
     assert not running.is_alive()
 
     # added while nobody watched: the next watch catches up
-    later = {
-        f"later/{n}.md": f"# Later {n}\n\nWritten while the watcher was down, {n}.\n"
-        for n in range(3)
-    }
-    for name, text in later.items():
-        (folder / name).parent.mkdir(exist_ok=True)
-        (folder / name).write_text(text)
+    later = _write(
+        folder, "later/{n}.md", "# Later {n}\n\nWritten while the watcher was down, {n}.\n", 3
+    )
     stop = threading.Event()
     running = _watch_run(bucket, folder, stop)
     try:
@@ -318,6 +310,15 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
     assert manifest is not None
     held = {p.path for p in manifest.paths}
     assert held == (set(every) - {"batch/00.md", "batch/01.md"}) | {"batch/renamed.md"}
+
+
+def _write(folder: Path, name: str, text: str, count: int) -> dict[str, str]:
+    """``count`` notes written into ``folder`` (``{n}`` numbers them): their paths and texts."""
+    written = {name.format(n=n): text.format(n=n) for n in range(count)}
+    for path, body in written.items():
+        (folder / path).parent.mkdir(exist_ok=True)
+        (folder / path).write_text(body)
+    return written
 
 
 def _digest(text: str) -> str:
