@@ -22,12 +22,13 @@ from bucketdigest.cli.main import cli
 from bucketdigest.serve.access import COOKIE
 from bucketdigest.serve.app import background_server, create_app, exposure
 from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.serve.docling_api import Task
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token, revoke_token
 from tests.serve.conftest import Served
 
-OPEN = {"/api/healthz", "/signin", "/favicon.ico", "/favicon.svg"}
+OPEN = {"/api/healthz", "/health", "/general/docs", "/signin", "/favicon.ico", "/favicon.svg"}
 OWN_CHECK = ("/broker/",)
 """The broker's routes check work tokens themselves (tests/serve/test_broker_scope.py)."""
 
@@ -44,7 +45,8 @@ def _routes(routes: list[Any]) -> Iterator[tuple[str, str]]:
 
 
 def _concrete(path: str, digest: str) -> str:
-    values = {"digest": digest, "page": "1", "member:path": "info.json"}
+    task = Task((digest,), ("rulebooks/long.pdf",)).task_id
+    values = {"digest": digest, "page": "1", "member:path": "info.json", "task_id": task}
     url = re.sub(r"\{([^}]+)\}", lambda m: values[m.group(1)], path)
     return url + "?q=rules" if "/search/" in url else url
 
