@@ -68,7 +68,9 @@ FORMATS = {
 IMAGE_MODES = ("placeholder", "embedded", "referenced")
 MAX_WAIT = 60.0
 """The longest a status poll waits (``wait``)."""
-_TASK = re.compile(r"bd1\.[A-Za-z0-9_-]{8,8000}")
+MAX_TASK_DOCUMENTS = 100
+"""Documents one conversion request may hold: its task id names them all."""
+_TASK = re.compile(r"bd1\.[A-Za-z0-9_-]{8,200000}")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 
 
@@ -213,6 +215,7 @@ async def _file_task(request: Request, backend: Backend) -> Task:
         }
         task_options = _options(options)
         zipped = _zipped(form.get("target_type"))
+        _few_enough(len(saved))
         report = await anyio.to_thread.run_sync(
             lambda: take_files(backend.store, saved, UPLOAD_SOURCE)
         )
@@ -241,6 +244,7 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
             "no source: give sources (kind http with url, or kind file with base64_string "
             "and filename)"
         )
+    _few_enough(len(sources))
     options = body.get("options") if isinstance(body.get("options"), dict) else {}
     target = body.get("target") if isinstance(body.get("target"), dict) else {}
     zipped = _zipped(target.get("kind"))
@@ -261,6 +265,14 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
         *_options(listed),
         zipped=zipped,
     )
+
+
+def _few_enough(count: int) -> None:
+    if count > MAX_TASK_DOCUMENTS:
+        raise UnusableUpload(
+            f"{count} documents in one request: at most {MAX_TASK_DOCUMENTS}; send them in several",
+            413,
+        )
 
 
 def _zipped(target: Any) -> bool:

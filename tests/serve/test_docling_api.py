@@ -6,6 +6,7 @@ a file sent again is answered from its stored result with no worker anywhere."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import hashlib
 import http.server
@@ -18,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import httpx
+import pytest
 from docling.service_client import DoclingServiceClient, StatusWatcherKind
 from docling_core.transforms.chunker import HierarchicalChunker
 from docling_core.types.doc import DocItemLabel, DoclingDocument
@@ -25,6 +27,7 @@ from docling_core.types.doc import DocItemLabel, DoclingDocument
 from bucketdigest.runner.bucket import Bucket
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
+from bucketdigest.serve.docling_api import MAX_TASK_DOCUMENTS, Task, UnknownTask
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
@@ -253,3 +256,16 @@ def test_base64_sources_and_several_files_are_answered_as_docling_serve_does(
     with zipfile.ZipFile(io.BytesIO(both.content)) as archive:
         assert sorted(archive.namelist()) == ["first.md", "inline.md"]
         assert "The weir holds the river back." in archive.read("inline.md").decode()
+
+
+def test_a_task_id_names_what_it_holds_and_nothing_else_parses() -> None:
+    digests = tuple(hashlib.sha256(str(n).encode()).hexdigest() for n in range(MAX_TASK_DOCUMENTS))
+    names = tuple(f"{'folder/' * 20}file-{n}.pdf" for n in range(MAX_TASK_DOCUMENTS))
+    task = Task(digests, names, ("md", "json"), "embedded", (2, 5), zipped=True)
+    parsed = Task.parse(task.task_id)
+    assert dataclasses.replace(parsed, started=task.started) == task
+    assert abs(parsed.started - task.started) < 0.001
+    forged = Task(("not-a-hash",), ("a.pdf",)).task_id
+    for bad in ("", "bd1.", "bd1.!!!!!!!!!", "bd1.AAAAAAAAAAAA", forged, "x" * 300):
+        with pytest.raises(UnknownTask):
+            Task.parse(bad)
