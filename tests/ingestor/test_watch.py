@@ -146,15 +146,22 @@ def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "bucketdigest.cli.main", "ingest", str(folder), "--watch"]
     command += ["--settle", str(SETTLE), "--ext", "txt", "--bucket", str(bucket)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))
+    reader.start()
     try:
         store = LocalStore(bucket)
         wait_until(lambda: any(store.list(keys.REGISTRY_RUNS_PREFIX)), "the first scan never ran")
         dropped = folder / "dropped.txt"
         dropped.write_text("dropped in while watched")
         wait_until(lambda: _queued(store, dropped), "a file dropped in was never queued")
+        # its ingest is reported once the run is recorded: Ctrl-C after the line, not before
+        wait_until(lambda: any("queued 1" in line for line in lines), "the ingest was not shown")
     finally:
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        process.wait(timeout=60)
+        reader.join()
+    output = "".join(lines)
     assert process.returncode == 0, output
     assert f"watching {folder}" in output
     assert "queued 1" in output
