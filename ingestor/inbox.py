@@ -28,7 +28,7 @@ from bucketdigest.shared.errors import InvalidKey, SourceError
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
 from bucketdigest.shared.inbox import InboxReport, inbox_objects, inbox_refusals
 from bucketdigest.shared.keys import Priority
-from bucketdigest.shared.records import FileError, InboxRefusal
+from bucketdigest.shared.records import DocumentSettings, FileError, InboxRefusal
 from bucketdigest.shared.store import ObjectInfo, Store
 
 log = logging.getLogger(__name__)
@@ -87,10 +87,12 @@ def take_files(
     files: Sequence[tuple[str, Path]],
     source: str = UPLOAD_SOURCE,
     priority: Priority = Priority.NORMAL,
+    settings: DocumentSettings | None = None,
 ) -> IngestReport:
     """Ingest local ``files`` (name, path), recorded as coming from ``source`` under their
-    names: an upload's files. SourceError, before any is taken, for a file that is missing,
-    empty or of a type no digester takes, or whose name no store may hold."""
+    names: an upload's files, queued with ``settings`` of their own when given. SourceError,
+    before any is taken, for a file that is missing, empty or of a type no digester takes, or
+    whose name no store may hold."""
     for name, path in files:
         try:
             keys.check_key(name)
@@ -103,7 +105,8 @@ def take_files(
         Candidate(source, name, lambda path=path: contextlib.nullcontext(path))
         for name, path in files
     )
-    return Ingestor(store, priority=priority).ingest([HandedIn(source, candidates)])
+    ingestor = Ingestor(store, priority=priority, settings=settings)
+    return ingestor.ingest([HandedIn(source, candidates)])
 
 
 def take_inbox(

@@ -29,7 +29,14 @@ from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.manifests import read_manifest
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.records import FileError, IngestRun, RemovedPath, SourceRecord, Ticket
+from bucketdigest.shared.records import (
+    DocumentSettings,
+    FileError,
+    IngestRun,
+    RemovedPath,
+    SourceRecord,
+    Ticket,
+)
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 
@@ -124,10 +131,14 @@ class Ingestor:
         *,
         on_file: Callable[[IngestedFile], None] | None = None,
         priority: Priority = Priority.NORMAL,
+        settings: DocumentSettings | None = None,
     ) -> None:
         self.store = CountingStore(store)
         self.on_file = on_file
         self.priority = priority
+        self.settings = settings
+        """The chain settings of their own the documents it queues get (a conversion
+        request's)."""
         self._previous: dict[str, dict[str, str]] = {}
         """Per source, path → the document it held at the previous ingest."""
 
@@ -207,6 +218,7 @@ class Ingestor:
             priority=self.priority,
             supersedes=supersedes,
             max_attempts=self._attempt_budget,
+            settings=self.settings,
         )
         if not queue.enqueue(self.store, ticket):
             return DocState.TODO, False

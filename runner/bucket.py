@@ -69,6 +69,7 @@ from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import DamagedResult, SourceError
 from bucketdigest.shared.filetypes import expand_extensions
 from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tokens import (
@@ -143,17 +144,20 @@ class Bucket:
         *files: str | Path,
         names: Sequence[str] | None = None,
         priority: Priority = Priority.NORMAL,
+        settings: DocumentSettings | None = None,
     ) -> IngestReport:
         """Hand documents in one at a time, as an upload through ``serve`` does: each stored
         and queued under its name (``names``, default its file name), recorded as coming from
-        ``upload``. SourceError, before anything is stored, for a file that is missing,
-        empty or of a type no digester takes. (Without bucket credentials, send them to a
-        server: :func:`bucketdigest.runner.remote.upload_files`.)"""
+        ``upload``, converted with ``settings`` of its own over the bucket's when given
+        (``DocumentSettings(force_ocr=True)``). SourceError, before anything is stored, for a
+        file that is missing, empty or of a type no digester takes. (Without bucket
+        credentials, send them to a server: :func:`bucketdigest.runner.remote.upload_files`.)"""
         paths = [Path(f).expanduser() for f in files]
         chosen = list(names) if names is not None else [p.name for p in paths]
         if len(chosen) != len(paths):
             raise SourceError(f"{len(chosen)} names for {len(paths)} files: give one per file")
-        return take_files(self.store, list(zip(chosen, paths, strict=True)), priority=priority)
+        named = list(zip(chosen, paths, strict=True))
+        return take_files(self.store, named, priority=priority, settings=settings)
 
     @staticmethod
     def _source(source: str | Path) -> str:

@@ -17,6 +17,7 @@ from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.reprocess import ReprocessReport, reprocess
@@ -65,10 +66,12 @@ def reprocess_documents(
     digester: str | None,
     outdated: bool,
     cache_dir: Path,
+    settings: DocumentSettings | None = None,
 ) -> ReprocessReport:
-    """``reprocess``, sources fetched again first where a cleanup-mode worker deleted them."""
+    """``reprocess``, sources fetched again first where a cleanup-mode worker deleted them;
+    with ``settings``, the whole chain with those of the documents' own."""
     ready, cannot = _restored(store, [_named(store, d) for d in digests], cache_dir)
-    report = reprocess(store, ready, digester, outdated)
+    report = reprocess(store, ready, digester, outdated, settings)
     report.skipped.update(cannot)
     return report
 

@@ -39,6 +39,7 @@ from bucketdigest.shared import queue
 from bucketdigest.shared.config import MAX_UPLOAD_BYTES, StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
 from bucketdigest.shared.tokens import Scope, verify_token
 from bucketdigest.worker.digesters import CHAIN, digester_named
@@ -293,6 +294,11 @@ class Backend:
         if digest in cannot:
             raise NotPossible(f"{digest}: cannot retry: {cannot[digest]}")
         return bool(requeued)
+
+    def redo(self, digest: str, settings: DocumentSettings) -> None:
+        """Convert a done document again, the whole chain, with ``settings`` of its own over
+        those it was made with (a conversion request's OCR options)."""
+        reprocess_documents(self.store, [digest], None, False, default_cache_dir(), settings)
 
     def reprocess(self, digest: str, digester: str | None, token: str | None) -> list[str]:
         """Run ``digester`` (default: the whole chain) again on a done document; returns the

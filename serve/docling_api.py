@@ -7,9 +7,13 @@ asks; ``status``, ``errors``, ``processing_time``, ``timings``).
 
 A task's id holds what it is about (its documents and the formats asked), so any server
 fronting the bucket answers for any task, and nothing is kept between requests. A document
-already done (the same bytes) answers at once. Options that shape a conversion belong to the
-bucket's settings here (``config set``); those a request gives are accepted and left aside,
-except ``to_formats``, ``image_export_mode`` and ``page_range``, which shape the answer.
+already done (the same bytes) answers at once.
+
+Options: ``to_formats``, ``image_export_mode``, ``page_range`` and ``include_images`` shape the
+answer, and so does ``do_ocr`` (false: the text OCR read is left out). ``ocr_lang`` and
+``force_ocr`` shape the conversion: a document is queued with them as settings of its own, and
+one done without them is converted again with them (the same bytes have one result: the last
+request's). The others are accepted and left aside.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlparse
@@ -35,6 +39,7 @@ from fastapi.responses import JSONResponse, Response
 
 from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
 from bucketdigest.serve.backend import Backend, BadRequest
+from bucketdigest.serve.conversion import conversion_states
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, served_markdown
 from bucketdigest.serve.uploads import (
@@ -49,9 +54,11 @@ from bucketdigest.shared.docling_document import docling_document
 from bucketdigest.shared.errors import BucketdigestError
 from bucketdigest.shared.fetch import FetchSettings, fetch
 from bucketdigest.shared.filetypes import ext_of_mime
+from bucketdigest.shared.ocr_languages import UnknownLanguage, tesseract_languages
 from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.queue import DocState
-from bucketdigest.shared.result import DOCUMENT, DOCUMENT_STRUCTURE, ResultZip
+from bucketdigest.shared.records import DocumentSettings
+from bucketdigest.shared.result import DOCUMENT, DOCUMENT_STRUCTURE, ResultZip, merged_page
 from bucketdigest.shared.tokens import Scope
 
 router = APIRouter(tags=["docling-serve"])
@@ -86,6 +93,12 @@ class Task:
     zipped: bool = False
     """Answered as a zip even for one document (``target_type: zip``)."""
     started: float = field(default_factory=time.time)
+    ocr: bool = True
+    """``do_ocr``: false leaves out the text OCR read."""
+    pictures: bool = True
+    """``include_images``: false answers every picture as a placeholder."""
+    wanted: DocumentSettings | None = None
+    """The conversion the request asked for (``ocr_lang``, ``force_ocr``)."""
 
     @property
     def task_id(self) -> str:
@@ -97,6 +110,9 @@ class Task:
             self.pages,
             self.zipped,
             round(self.started, 3),
+            self.ocr,
+            self.pictures,
+            self.wanted.chosen() if self.wanted else None,
         ]
         text = json.dumps(data, separators=(",", ":")).encode()
         return "bd1." + base64.urlsafe_b64encode(text).decode().rstrip("=")
@@ -108,8 +124,8 @@ class Task:
             raise UnknownTask(f"no task {task_id[:80]!r}")
         body = task_id[4:]
         try:
-            digests, names, formats, images, pages, zipped, started = json.loads(
-                base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+            digests, names, formats, images, pages, zipped, started, ocr, pictures, wanted = (
+                json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
             )
             return cls(
                 tuple(keys.check_hash(str(d)) for d in digests),
@@ -119,6 +135,9 @@ class Task:
                 (int(pages[0]), int(pages[1])),
                 zipped is True,
                 float(started),
+                ocr is not False,
+                pictures is not False,
+                DocumentSettings.from_json(json.dumps(wanted).encode()) if wanted else None,
             )
         except (ValueError, TypeError, IndexError, binascii.Error, BucketdigestError):
             raise UnknownTask(f"no task {task_id[:80]!r}") from None
@@ -210,20 +229,15 @@ async def result(backend: BackendDep, task_id: str) -> Response:
 
 async def _file_task(request: Request, backend: Backend) -> Task:
     async with received_files(request, backend) as (saved, form):
-        options = {
-            key: form.getlist(key) for key in ("to_formats", "image_export_mode", "page_range")
-        }
-        task_options = _options(options)
-        zipped = _zipped(form.get("target_type"))
+        task = _task({key: form.getlist(key) for key in _OPTIONS}, form.get("target_type"))
         _few_enough(len(saved))
         report = await anyio.to_thread.run_sync(
-            lambda: take_files(backend.store, saved, UPLOAD_SOURCE)
+            lambda: take_files(backend.store, saved, UPLOAD_SOURCE, settings=task.wanted)
         )
-    return Task(
-        tuple(f.digest for f in report.files),
-        tuple(f.path for f in report.files),
-        *task_options,
-        zipped=zipped,
+    return replace(
+        task,
+        digests=tuple(f.digest for f in report.files),
+        names=tuple(f.path for f in report.files),
     )
 
 
@@ -247,7 +261,7 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
     _few_enough(len(sources))
     options = body.get("options") if isinstance(body.get("options"), dict) else {}
     target = body.get("target") if isinstance(body.get("target"), dict) else {}
-    zipped = _zipped(target.get("kind"))
+    task = _task({key: _as_list(options.get(key)) for key in _OPTIONS}, target.get("kind"))
     with tempfile.TemporaryDirectory(prefix="bucketdigest-source-") as folder:
         saved = [
             _source_file(source, Path(folder) / f"{n:05d}", backend.settings.max_upload)
@@ -255,15 +269,11 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
         ]
         for name, path in saved:
             check_upload(name, path, backend.settings.max_upload)
-        report = take_files(backend.store, saved, UPLOAD_SOURCE)
-    listed = {
-        key: _as_list(options.get(key)) for key in ("to_formats", "image_export_mode", "page_range")
-    }
-    return Task(
-        tuple(f.digest for f in report.files),
-        tuple(f.path for f in report.files),
-        *_options(listed),
-        zipped=zipped,
+        report = take_files(backend.store, saved, UPLOAD_SOURCE, settings=task.wanted)
+    return replace(
+        task,
+        digests=tuple(f.digest for f in report.files),
+        names=tuple(f.path for f in report.files),
     )
 
 
@@ -327,6 +337,54 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
+_OPTIONS = (
+    "to_formats",
+    "image_export_mode",
+    "page_range",
+    "include_images",
+    "do_ocr",
+    "force_ocr",
+    "ocr_lang",
+)
+"""The request's options we honour."""
+
+
+def _task(given: Mapping[str, list[Any]], target: Any) -> Task:
+    """A task (its documents still to add) as the request's options ask."""
+    ocr = _flag(given, "do_ocr", True)
+    try:
+        language = tesseract_languages(str(t) for t in given.get("ocr_lang") or [])
+    except UnknownLanguage as exc:
+        raise UnusableUpload(f"ocr_lang: {exc}", 400) from None
+    force = ocr and _flag(given, "force_ocr", False)
+    wanted = DocumentSettings(language, force or None) if ocr and (language or force) else None
+    return Task(
+        (),
+        (),
+        *_options(given),
+        zipped=_zipped(target),
+        ocr=ocr,
+        pictures=_flag(given, "include_images", True),
+        wanted=wanted,
+    )
+
+
+def _flag(given: Mapping[str, list[Any]], name: str, default: bool) -> bool:
+    """A boolean option: JSON's true or false, or a form's ``true``/``false``."""
+    values = given.get(name) or []
+    if not values:
+        return default
+    value = values[0]
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise UnusableUpload(f"{name} is true or false, not {str(value)[:40]!r}", 400)
+
+
 def _options(given: Mapping[str, list[Any]]) -> tuple[tuple[str, ...], str, tuple[int, int]]:
     """``to_formats``, ``image_export_mode`` and ``page_range`` as the answer uses them."""
     formats = tuple(
@@ -348,7 +406,7 @@ def _options(given: Mapping[str, list[Any]]) -> tuple[tuple[str, ...], str, tupl
 
 
 def _states(backend: Backend, task: Task) -> list[DocState | None]:
-    return [queue.state_of(backend.store, digest) for digest in task.digests]
+    return conversion_states(backend, task.digests, task.wanted)
 
 
 def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
@@ -381,13 +439,19 @@ def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
 async def _answer_when_done(backend: Backend, task: Task) -> Response:
     """The answer once every document of ``task`` is done or failed (504 past the sync
     wait, as docling-serve answers; the documents stay queued)."""
-    await settled(backend, task.digests, f"poll /v1/status/poll/{task.task_id}")
+    await settled(
+        backend,
+        task.digests,
+        f"poll /v1/status/poll/{task.task_id}",
+        lambda: _states(backend, task),
+    )
     return await anyio.to_thread.run_sync(_answer, backend, task)
 
 
 def _answer(backend: Backend, task: Task) -> Response:
     documents = [
-        _document(backend, task, d, n) for d, n in zip(task.digests, task.names, strict=True)
+        _document(backend, task, d, n, s)
+        for d, n, s in zip(task.digests, task.names, _states(backend, task), strict=True)
     ]
     took = round(time.time() - task.started, 3)
     if len(documents) == 1 and not task.zipped:
@@ -422,11 +486,10 @@ def _answer(backend: Backend, task: Task) -> Response:
 
 
 def _document(
-    backend: Backend, task: Task, digest: str, name: str
+    backend: Backend, task: Task, digest: str, name: str, state: DocState | None
 ) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
     """One document's part of the answer, its status and errors."""
     filename = name.rsplit("/", 1)[-1]
-    state = queue.state_of(backend.store, digest)
     if state is not DocState.DONE:
         failure = queue.read_failure(backend.store, digest) if state is DocState.FAILED else None
         reason = failure.error.split("\n")[0] if failure else f"the document is {state}"
@@ -436,21 +499,24 @@ def _document(
             "error_message": reason,
         }
         return {"filename": filename}, "failure", [error]
+    mode = task.images if task.pictures else "placeholder"
     with ResultZip(backend.cache.zip_bytes(digest)) as result:
         markdown = result.text(DOCUMENT)
         structure = result.json(DOCUMENT_STRUCTURE, {})
-        if task.pages != (1, 1 << 31):
+        if task.pages != (1, 1 << 31) or not task.ocr:
             last = min(task.pages[1], len(result.pages()))
-            numbers = range(task.pages[0], last + 1)
-            markdown = "\n\n".join(p.markdown for p in read_pages(backend.cache, digest, numbers))
-            structure = _only_pages(structure, task.pages)
+            pages = read_pages(backend.cache, digest, range(task.pages[0], last + 1))
+            markdown = "\n\n".join(
+                p.text if task.ocr else merged_page(p.markdown, p.linked) for p in pages
+            )
+            structure = _only_pages(structure, task.pages, task.ocr)
         images = (
             {m: result.read(m) for m in result.names() if m.startswith("images/")}
-            if task.images == "embedded"
+            if mode == "embedded"
             else {}
         )
     answer: dict[str, Any] = {"filename": filename}
-    markdown = _with_images(markdown, task.images, digest, images)
+    markdown = _with_images(markdown, mode, digest, images)
     for form in task.formats:
         if form == "md":
             answer["md_content"] = markdown
@@ -467,19 +533,19 @@ def _document(
     return answer, "success", []
 
 
-def _only_pages(structure: dict[str, Any], pages: tuple[int, int]) -> dict[str, Any]:
-    def inside(item: Any) -> bool:
-        return (
-            isinstance(item, dict)
-            and isinstance(item.get("page"), int)
-            and pages[0] <= item["page"] <= pages[1]
-        )
-
-    return {
-        **structure,
-        "pages": [p for p in structure.get("pages") or [] if inside(p)],
-        "blocks": [b for b in structure.get("blocks") or [] if inside(b)],
-    }
+def _only_pages(structure: dict[str, Any], pages: tuple[int, int], ocr: bool) -> dict[str, Any]:
+    """``structure`` (``document.json``) with pages ``pages`` only; without ``ocr``, the
+    blocks of pages OCR read left out."""
+    kept = [
+        p
+        for p in structure.get("pages") or []
+        if isinstance(p, dict)
+        and isinstance(p.get("page"), int)
+        and pages[0] <= p["page"] <= pages[1]
+    ]
+    read = {p["page"] for p in kept if ocr or p.get("words") != "ocr"}
+    blocks = [b for b in structure.get("blocks") or [] if isinstance(b, dict)]
+    return {**structure, "pages": kept, "blocks": [b for b in blocks if b.get("page") in read]}
 
 
 def _with_images(markdown: str, mode: str, digest: str, images: Mapping[str, bytes | None]) -> str:

@@ -9,7 +9,8 @@ Each block becomes an element of its type (a heading a ``Title``, a paragraph
 ``starting_page_number``, so the SDK's page batches reassemble in place), the heading it falls
 under as ``parent_id``, and with ``coordinates=true`` its box on the page in points.
 ``chunking_strategy`` (``basic``, ``by_title``) joins them into ``CompositeElement`` chunks of at
-most ``max_characters``.
+most ``max_characters``. ``languages`` are the languages OCR reads the document in, and the
+``ocr_only`` strategy reads every page of a PDF by OCR (:mod:`bucketdigest.serve.conversion`).
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ from starlette.datastructures import FormData
 
 from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
 from bucketdigest.serve.backend import Backend
+from bucketdigest.serve.conversion import conversion_states
 from bucketdigest.serve.guards import SPLIT_COLLECTION_PATH, UNSTRUCTURED_PATH
 from bucketdigest.serve.uploads import UnusableUpload, received_files, settled
 from bucketdigest.shared import queue
 from bucketdigest.shared.filetypes import file_type
+from bucketdigest.shared.ocr_languages import UnknownLanguage, tesseract_languages
 from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, ResultZip
 
 router = APIRouter(tags=["Unstructured"])
@@ -58,6 +62,8 @@ class PartitionOptions:
     first_page: int = 1
     chunking: str | None = None
     max_characters: int = MAX_CHARACTERS
+    wanted: DocumentSettings | None = None
+    """The conversion asked for: OCR in ``languages`` when given, ``ocr_only``."""
 
     @classmethod
     def from_form(cls, form: FormData) -> PartitionOptions:
@@ -86,7 +92,13 @@ class PartitionOptions:
             raise UnusableUpload(
                 f"output_format {output[:40]!r}: only application/json is made", 422
             )
+        try:
+            language = tesseract_languages(languages)
+        except UnknownLanguage as exc:
+            raise UnusableUpload(f"languages: {exc}", 422) from None
+        force = str(form.get("strategy") or "").strip() == "ocr_only"
         return cls(
+            wanted=DocumentSettings(language, force or None) if language or force else None,
             coordinates=flag("coordinates"),
             page_breaks=flag("include_page_breaks"),
             languages=languages or ("eng",),
@@ -107,10 +119,15 @@ async def partition(
     async with received_files(request, backend) as (saved, form):
         options = PartitionOptions.from_form(form)
         report = await anyio.to_thread.run_sync(
-            lambda: take_files(backend.store, saved, UPLOAD_SOURCE)
+            lambda: take_files(backend.store, saved, UPLOAD_SOURCE, settings=options.wanted)
         )
     digests = [f.digest for f in report.files]
-    states = await settled(backend, digests, "send the file again later")
+    states = await settled(
+        backend,
+        digests,
+        "send the file again later",
+        lambda: conversion_states(backend, digests, options.wanted),
+    )
     answers = []
     for taken, state in zip(report.files, states, strict=True):
         if state is not DocState.DONE:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -193,15 +193,19 @@ class SyncWaitOver(BucketdigestError):
     answer 504)."""
 
 
-async def settled(backend: Backend, digests: Sequence[str], later: str) -> list[DocState | None]:
-    """Each document's state once every one is done or failed, waiting for the fleet up to
-    the server's sync wait; SyncWaitOver past it, saying what to do ``later`` (the documents
-    stay queued)."""
+async def settled(
+    backend: Backend,
+    digests: Sequence[str],
+    later: str,
+    read_states: Callable[[], list[DocState | None]] | None = None,
+) -> list[DocState | None]:
+    """Each document's state (as ``read_states`` reads them, else the queue's) once every one
+    is done or failed, waiting for the fleet up to the server's sync wait; SyncWaitOver past
+    it, saying what to do ``later`` (the documents stay queued)."""
     deadline = time.monotonic() + backend.settings.sync_wait
+    read = read_states or (lambda: [queue.state_of(backend.store, d) for d in digests])
     while True:
-        states = await anyio.to_thread.run_sync(
-            lambda: [queue.state_of(backend.store, d) for d in digests]
-        )
+        states = await anyio.to_thread.run_sync(read)
         if all(s in (DocState.DONE, DocState.FAILED) for s in states):
             return states
         if time.monotonic() >= deadline:

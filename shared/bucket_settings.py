@@ -75,6 +75,8 @@ class BucketSettings(JsonRecord):
     layout_features: str | None = None
     ocr_language: str | None = None
     """Tesseract's language(s), ``eng+deu``."""
+    force_ocr: bool | None = None
+    """Every page of a PDF read by OCR, its text layer left aside (a layer of garbage)."""
     ocr_endpoint: str | None = None
     """An OpenAI-compatible vision model that reads pages without a text layer."""
     ocr_model: str | None = None
@@ -181,6 +183,7 @@ CHAIN_SETTINGS = (
     "plain_pages",
     "layout_features",
     "ocr_language",
+    "force_ocr",
     "ocr_endpoint",
     "ocr_model",
     "llm_url",

@@ -99,3 +99,13 @@ def book_scan_pdf(path: Path, lines: list[tuple[float, float, str]], seed: int =
     path.parent.mkdir(parents=True, exist_ok=True)
     doc.save(path)
     return path
+
+
+def mislayered_pdf(path: Path, layer: str, body: str = RULES) -> Path:
+    """A scanned page (:func:`scanned_pdf`) whose hidden text layer says ``layer``, not what
+    the page shows: a bad OCR layer an earlier tool left."""
+    scanned_pdf(path, body=body)
+    doc = pymupdf.open(path)
+    doc[0].insert_textbox(pymupdf.Rect(72, 140, 520, 700), layer, fontsize=16, render_mode=3)
+    doc.saveIncr()
+    return path

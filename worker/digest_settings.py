@@ -8,10 +8,11 @@ that module could only import them back late.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bucketdigest.shared.bucket_settings import ENDPOINTS
+from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
 
@@ -34,6 +35,8 @@ class DigestSettings:
 
     converter: ConverterOptions = field(default_factory=ConverterOptions)
     ocr_language: str = "eng"
+    force_ocr: bool = False
+    """Every page of a PDF read by OCR, its text layer left aside."""
     ocr_dpi: int = 300
     thumbnail_pixels: int = 320
     """The thumbnail's longer side."""
@@ -54,9 +57,15 @@ class DigestSettings:
             "plain_pages": converter.plain_pages,
             "layout_features": converter.layout_features,
             "ocr_language": self.ocr_language,
+            "force_ocr": self.force_ocr,
         }
         for (url, model), endpoint in zip(
             ENDPOINTS, (self.ocr_endpoint, self.llm, self.asr_endpoint), strict=True
         ):
             named[url], named[model] = (endpoint.url, endpoint.model) if endpoint else (None, None)
         return named
+
+    def for_document(self, settings: DocumentSettings | None) -> DigestSettings:
+        """These settings with what one document's own settings set (a conversion
+        request's) taken over them."""
+        return replace(self, **settings.chosen()) if settings else self

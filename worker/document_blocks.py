@@ -522,11 +522,9 @@ def _open_pdf(source: Path | None) -> Any:
 
 
 def _page_words(page: Any, tree: Path, number: int) -> tuple[list[Word], str]:
-    """The page's words: its text layer's, else its OCR's (PP-OCR's when its reading was
-    the one kept, else Tesseract's); and which."""
-    words = text_layer_words(page)
-    if words:
-        return words, "text-layer"
+    """The page's words: its OCR's when OCR read it (PP-OCR's when its reading was the one
+    kept, else Tesseract's: the page's text is theirs, whatever text layer it has, as under
+    ``force_ocr``), else its text layer's; and which."""
     lines = tree / ocr_aside_member(number, OcrAside.SECOND_READER)
     if lines.is_file():
         zoom = rapid_ocr.zoom(page.rect.width, page.rect.height)
@@ -534,7 +532,8 @@ def _page_words(page: Any, tree: Path, number: int) -> tuple[list[Word], str]:
     tsv = tree / ocr_aside_member(number, OcrAside.WORDS)
     if tsv.is_file():
         return ocr_words(tsv.read_text(encoding="utf-8"), page.rect.width), "ocr"
-    return [], "none"
+    words = text_layer_words(page)
+    return (words, "text-layer") if words else ([], "none")
 
 
 def _join_tables_over_breaks(blocks: list[Block]) -> None:

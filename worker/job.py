@@ -270,13 +270,14 @@ def _digest_and_upload(
 
     hooks = JobHooks(lease, ctx, progress, tree / PARTIAL_DIR, pages, seconds)
     hooks.latest = _records(ticket.digest, kind, records)
+    settings = ctx.digest.for_document(ticket.settings)
     dctx = DigestContext(
         ticket.digest,
         source,
         kind,
         tree,
         workdir / "scratch",
-        ctx.digest,
+        settings,
         partial=hooks.partial,
         predecessor=predecessor,
     )
@@ -294,7 +295,8 @@ def _digest_and_upload(
         "converted_at": format_time(ctx.store.now()),
         "settings_version": ctx.settings_version,
         "chain_settings_version": ctx.chain_settings_version,
-        "chain_settings": ctx.digest.as_settings(),
+        "chain_settings": settings.as_settings(),
+        "document_settings": ticket.settings.chosen() if ticket.settings else None,
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
     }
     members = build_members(result, tree, info(ticket, result, primary, provenance))

@@ -117,8 +117,9 @@ class WorkerSettings:
             if k in chosen
         }
         digest = replace(self.digest, converter=replace(self.digest.converter, **converter))
-        if "ocr_language" in chosen:
-            digest = replace(digest, ocr_language=chosen["ocr_language"])
+        digest = replace(
+            digest, **{k: chosen[k] for k in ("ocr_language", "force_ocr") if k in chosen}
+        )
         key_env = next(
             (e.api_key_env for e in (digest.llm, digest.ocr_endpoint, digest.asr_endpoint) if e),
             LlmSettings.api_key_env,

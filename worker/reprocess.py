@@ -12,17 +12,18 @@ from: its document runs the whole chain again from its source.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import read_settings
-from bucketdigest.shared.errors import NotFound
+from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
 from bucketdigest.shared.pending import write_request
-from bucketdigest.shared.records import DigestRecords
+from bucketdigest.shared.records import DigestRecords, DocumentSettings
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
@@ -45,10 +46,17 @@ def outdated_digesters(records: DigestRecords | None) -> list[str]:
     return [d.name for d in CHAIN if recorded.get(d.name) != d.version]
 
 
-def _chain_settings_version(archive: Path) -> int:
-    """The chain version of the bucket's settings a result was made with (0: before any)."""
+def _made_with(archive: Path) -> tuple[int, DocumentSettings | None]:
+    """The chain version of the bucket's settings a result was made with (0: before any),
+    and the document's own settings it was made with."""
     with ResultZip(archive) as result:
-        return int((result.info().get("provenance") or {}).get("chain_settings_version", 0))
+        provenance = result.info().get("provenance") or {}
+    own = provenance.get("document_settings")
+    try:
+        settings = DocumentSettings.from_json(json.dumps(own).encode()) if own else None
+    except CorruptRecord:
+        settings = None
+    return int(provenance.get("chain_settings_version", 0)), settings
 
 
 def done_digests(store: Store) -> list[str]:
@@ -56,7 +64,11 @@ def done_digests(store: Store) -> list[str]:
 
 
 def _reprocess_one(
-    store: Store, digest: str, digester: str | None, outdated: bool
+    store: Store,
+    digest: str,
+    digester: str | None,
+    outdated: bool,
+    settings: DocumentSettings | None = None,
 ) -> tuple[list[str], str]:
     """(digesters to run again, "") or ([], reason for skipping)."""
     ticket = rebuild_ticket(store, digest)
@@ -74,10 +86,13 @@ def _reprocess_one(
             return [], "it is not done (no result zip)"
         damaged = damage(archive) is not None
         previous = None if damaged else read_records(archive)
-        made_at = 0 if damaged else _chain_settings_version(archive)
+        made_at, made_for = (0, None) if damaged else _made_with(archive)
     chosen: list[str] = []
-    if damaged:  # nothing to start from: the whole chain makes the result again
+    if damaged or settings is not None:  # the whole chain makes the result again
         chosen = [d.name for d in CHAIN]
+    if settings is not None:  # over what the document was made with
+        settings = replace(made_for or settings, **settings.chosen())
+    ticket = replace(ticket, settings=settings or made_for)
     if digester is not None:
         chosen += [name for name in cascade(digester) if name not in chosen]
     if outdated:
@@ -99,13 +114,19 @@ def _reprocess_one(
 
 
 def reprocess(
-    store: Store, digests: Iterable[str], digester: str | None, outdated: bool
+    store: Store,
+    digests: Iterable[str],
+    digester: str | None,
+    outdated: bool,
+    settings: DocumentSettings | None = None,
 ) -> ReprocessReport:
     """Request reprocessing of ``digests`` (validated hashes) for ``digester`` (with its
-    cascade) and/or, with ``outdated``, every digester whose version changed."""
+    cascade) and/or, with ``outdated``, every digester whose version changed; with
+    ``settings``, the whole chain with those settings of the document's own (a document keeps
+    the ones it was made with otherwise)."""
     report = ReprocessReport()
     for digest in digests:
-        chosen, reason = _reprocess_one(store, digest, digester, outdated)
+        chosen, reason = _reprocess_one(store, digest, digester, outdated, settings)
         if chosen:
             report.requeued[digest] = chosen
         else:

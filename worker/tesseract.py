@@ -131,6 +131,14 @@ def _page_segmentation(tessdata: str) -> list[str]:
     return ["--psm", "1"] if (Path(tessdata) / "osd.traineddata").is_file() else []
 
 
+def installed(language: str, tessdata: str) -> tuple[str, tuple[str, ...]]:
+    """The languages of ``language`` (``deu+eng``) whose data ``tessdata`` holds, as one
+    ``-l`` argument (English when it holds none of them), and those it lacks."""
+    names = [name for name in language.split("+") if name]
+    have = [n for n in names if (Path(tessdata) / f"{n}.traineddata").is_file()]
+    return "+".join(have) or "eng", tuple(n for n in names if n not in have)
+
+
 def read_image(
     image: bytes, language: str, tessdata: str, binary: str, block: bool = False
 ) -> OcrPage:
@@ -138,6 +146,7 @@ def read_image(
     a picture) rather than a page to lay out. One thread: workers run side by side on the
     cores."""
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    language = installed(language, tessdata)[0]
     command = [binary, "stdin", "stdout", "--tessdata-dir", tessdata, "-l", language]
     command += [*(["--psm", "6"] if block else _page_segmentation(tessdata)), "tsv"]
     try:

@@ -12,7 +12,14 @@ from bucketdigest.shared.records.crawls import (
     UrlState,
 )
 from bucketdigest.shared.records.outputs import DigestRecords, OutputRecord, OutputStatus
-from bucketdigest.shared.records.queue import Attempt, AttemptOutcome, Claim, Failure, Ticket
+from bucketdigest.shared.records.queue import (
+    Attempt,
+    AttemptOutcome,
+    Claim,
+    DocumentSettings,
+    Failure,
+    Ticket,
+)
 from bucketdigest.shared.records.registry import (
     FileError,
     InboxRefusal,
@@ -42,6 +49,7 @@ __all__ = [
     "CrawlUrl",
     "DamageCheck",
     "DigestRecords",
+    "DocumentSettings",
     "Failure",
     "FileError",
     "InboxRefusal",

@@ -3,6 +3,7 @@ and, when it is dead-lettered, its failure."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -10,6 +11,9 @@ from enum import StrEnum
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.records.base import JsonRecord
 from bucketdigest.shared.records.outputs import OutputRecord
+
+_LANGUAGES = re.compile(r"[a-z]{3}(_[a-z]{3,4})?(\+[a-z]{3}(_[a-z]{3,4})?){0,15}")
+"""Tesseract's language names joined by ``+`` (``deu+chi_tra``)."""
 
 
 class AttemptOutcome(StrEnum):
@@ -34,6 +38,28 @@ class Attempt(JsonRecord):
 
 
 @dataclass(frozen=True)
+class DocumentSettings(JsonRecord):
+    """Chain settings one document is converted with over the bucket's: what a conversion
+    request asked for it (docling-serve's ``ocr_lang`` and ``force_ocr``). None: the bucket's."""
+
+    ocr_language: str | None = None
+    """Tesseract's language(s), ``deu+eng``."""
+    force_ocr: bool | None = None
+    """Every page of a PDF read by OCR, its text layer left aside."""
+
+    def __post_init__(self) -> None:
+        if self.ocr_language is not None and not _LANGUAGES.fullmatch(self.ocr_language):
+            raise ValueError(f"ocr_language {self.ocr_language[:40]!r} is not like deu+eng")
+        if self.force_ocr not in (None, True, False):
+            raise ValueError(f"force_ocr is true or false, not {self.force_ocr!r}")
+
+    def chosen(self) -> dict[str, str | bool]:
+        """The settings it sets (name → value)."""
+        named = {"ocr_language": self.ocr_language, "force_ocr": self.force_ocr}
+        return {k: v for k, v in named.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Ticket(JsonRecord):
     """What every queue marker says about the job itself; it travels todo → processing → failed."""
 
@@ -52,6 +78,8 @@ class Ticket(JsonRecord):
     """Its attempt budget, fixed when it was queued (the bucket's ``max_attempts`` then), so
     the monitor and every worker agree on when it is out of attempts. None on tickets queued
     before budgets: the policy's (:meth:`RetryPolicy.budget`)."""
+    settings: DocumentSettings | None = None
+    """Chain settings of this document's own, over the bucket's (a conversion request's)."""
 
     @property
     def name(self) -> str:

@@ -11,6 +11,7 @@ import functools
 import hashlib
 import http.server
 import io
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 import httpx
+import pymupdf
 import pytest
 from docling.service_client import DoclingServiceClient, StatusWatcherKind
 from docling_core.transforms.chunker import HierarchicalChunker
@@ -32,6 +34,7 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token
+from tests.documents import mislayered_pdf, scanned_pdf
 from tests.serve.conftest import Fleet
 
 CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
@@ -101,6 +104,88 @@ def test_what_open_webui_sends_gets_the_markdown_back(fleet: Fleet) -> None:
     assert "Open WebUI Upload" in body["document"]["md_content"]
     assert body["document"]["filename"] == "webui.pdf"
     assert isinstance(body["processing_time"], float)
+
+
+def _convert(fleet: Fleet, pdf: Path, **options: str | list[str]) -> dict:
+    """docling-serve's answer for ``pdf`` sent with ``options``, its status checked."""
+    answer = httpx.post(
+        f"{fleet.url}/v1/convert/file",
+        files={"files": (pdf.name, pdf.read_bytes(), "application/pdf")},
+        data={"to_formats": ["md", "json"], **options},
+        headers={"X-Api-Key": fleet.token},
+        timeout=300,
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "success", answer.json()["errors"]
+    return answer.json()["document"]
+
+
+def _info(fleet: Fleet, pdf: Path) -> dict:
+    digest = hashlib.sha256(pdf.read_bytes()).hexdigest()
+    with zipfile.ZipFile(fleet.folder / "bucket" / "store" / "out" / f"{digest}.zip") as result:
+        return json.loads(result.read("info.json"))
+
+
+def test_force_ocr_reads_the_page_and_leaves_a_bad_text_layer_aside(fleet: Fleet) -> None:
+    pdf = mislayered_pdf(fleet.folder / "mislayered.pdf", "Unicorns sing at dawn by the lake.")
+    as_layered = _convert(fleet, pdf, force_ocr="false")
+    assert "Unicorns sing" in as_layered["md_content"], "the text layer is the page's text"
+
+    forced = _convert(fleet, pdf, force_ocr="true")
+    assert "Dragons breathe fire" in forced["md_content"]
+    assert "Unicorns" not in forced["md_content"]
+    document = DoclingDocument.model_validate(forced["json_content"])
+    located = [t for t in document.texts if "Dragons" in t.text and t.prov]
+    assert located, "the OCR words locate the text on the page"
+    provenance = _info(fleet, pdf)["provenance"]
+    assert provenance["document_settings"] == {"force_ocr": True}
+    assert provenance["chain_settings"]["force_ocr"] is True
+
+    again = _convert(fleet, pdf, force_ocr="true")
+    assert again["md_content"] == forced["md_content"]
+    assert _info(fleet, pdf)["provenance"]["converted_at"] == provenance["converted_at"], (
+        "a result made as asked is answered as it is"
+    )
+
+
+def test_do_ocr_false_and_include_images_false_shape_the_answer(fleet: Fleet) -> None:
+    scan = scanned_pdf(fleet.folder / "scan.pdf")
+    assert "Dragons breathe fire" in _convert(fleet, scan)["md_content"]
+    unread = _convert(fleet, scan, do_ocr="false")
+    assert "Dragons" not in unread["md_content"]
+    assert not DoclingDocument.model_validate(unread["json_content"]).texts
+
+    pictured = mislayered_pdf(fleet.folder / "pictured.pdf", "A page with its picture.")
+    embedded = _convert(fleet, pictured, image_export_mode="embedded")
+    assert "data:image/png;base64," in embedded["md_content"]
+    left_out = _convert(fleet, pictured, image_export_mode="embedded", include_images="false")
+    assert "A page with its picture." in left_out["md_content"]
+    assert "data:image" not in left_out["md_content"]
+    assert "<!-- image -->" in left_out["md_content"]
+
+
+def test_ocr_lang_converts_a_read_page_again_in_the_language_asked(fleet: Fleet) -> None:
+    pdf = scanned_pdf(fleet.folder / "german.pdf", body="Drachen speien Feuer einmal pro Runde.")
+    first = _convert(fleet, pdf)
+    assert "Drachen" in first["md_content"]
+    assert _info(fleet, pdf)["provenance"]["chain_settings"]["ocr_language"] == "eng"
+
+    german = _convert(fleet, pdf, ocr_lang=["de-DE", "en"])
+    assert "Drachen" in german["md_content"]
+    info = _info(fleet, pdf)
+    assert info["provenance"]["document_settings"] == {"ocr_language": "deu+eng"}
+    assert info["provenance"]["chain_settings"]["ocr_language"] == "deu+eng"
+    installed = Path(pymupdf.get_tessdata())
+    if not (installed / "deu.traineddata").is_file():
+        assert any("no data for deu" in p for p in info["problems"]), info["problems"]
+
+    unknown = httpx.post(
+        f"{fleet.url}/v1/convert/file",
+        files={"files": (pdf.name, pdf.read_bytes(), "application/pdf")},
+        data={"ocr_lang": ["klingon-xx"]},
+        headers={"X-Api-Key": fleet.token},
+    )
+    assert unknown.status_code == 400 and "not a language tag" in unknown.json()["detail"]
 
 
 def test_bad_input_is_answered_in_docling_serves_shape(fleet: Fleet) -> None:

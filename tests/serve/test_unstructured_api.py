@@ -15,6 +15,7 @@ from unstructured_client import UnstructuredClient
 from unstructured_client.models import operations, shared
 
 from bucketdigest.shared.samples import make_pdf
+from tests.documents import mislayered_pdf
 from tests.serve.conftest import Fleet
 
 PAGES = 30
@@ -139,6 +140,33 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
         f"{fleet.url}/general/v0/general", files={"files": ("tool.exe", b"MZ")}, headers=key
     )
     assert exe.status_code == 415 and "no digester handles .exe" in exe.json()["detail"]
+
+
+def test_the_ocr_only_strategy_reads_the_page_not_its_text_layer(fleet: Fleet) -> None:
+    pdf = mislayered_pdf(fleet.folder / "ocr-only.pdf", "Unicorns sing at dawn by the lake.")
+    key = {"unstructured-api-key": fleet.token}
+
+    def texts(**form: str) -> str:
+        answer = httpx.post(
+            f"{fleet.url}/general/v0/general",
+            files={"files": (pdf.name, pdf.read_bytes(), "application/pdf")},
+            data=form,
+            headers=key,
+            timeout=300,
+        )
+        assert answer.status_code == 200, answer.text
+        return " ".join(e["text"] for e in answer.json())
+
+    assert "Unicorns sing" in texts(strategy="fast")
+    read = texts(strategy="ocr_only", languages="eng")
+    assert "Dragons breathe fire" in read and "Unicorns" not in read
+    unknown = httpx.post(
+        f"{fleet.url}/general/v0/general",
+        files={"files": (pdf.name, pdf.read_bytes(), "application/pdf")},
+        data={"languages": "not-a-language"},
+        headers=key,
+    )
+    assert unknown.status_code == 422 and "languages" in unknown.json()["detail"]
 
 
 def test_the_guides_client_examples_run_as_written(

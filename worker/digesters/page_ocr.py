@@ -36,7 +36,7 @@ from bucketdigest.shared.result import (
 from bucketdigest.worker import rapid_ocr
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
-from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, read_image, tessdata
+from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, installed, read_image, tessdata
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_PIXELS = 17_500_000
@@ -179,6 +179,11 @@ class PageOcr(Digester):
         from bucketdigest.worker.digesters.doc_to_markdown.repair import open_pages
 
         tessdata_dir, binary = tessdata(), shutil.which("tesseract") or "tesseract"
+        language, missing = installed(ctx.settings.ocr_language, tessdata_dir)
+        if missing:
+            content.setdefault("problems", []).append(
+                f"Tesseract here has no data for {', '.join(missing)}: read as {language}"
+            )
         files: dict[int, bytes] = {}
         aside: dict[str, bytes] = {}
         with open_pages(ctx.source, ctx.file.ext, ctx.scratch) as doc:
@@ -195,7 +200,7 @@ class PageOcr(Digester):
                         continue
                 image = page.get_pixmap(dpi=dpi).tobytes("png")
                 try:
-                    read = read_image(image, ctx.settings.ocr_language, tessdata_dir, binary)
+                    read = read_image(image, language, tessdata_dir, binary)
                 except DigestError as exc:
                     raise DigestError(f"page {number}: {exc}") from exc
                 text = trusted_text(page, number, read, aside, content)

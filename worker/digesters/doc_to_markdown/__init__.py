@@ -157,6 +157,8 @@ class DocToMarkdown(Digester):
         from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
         from bucketdigest.worker.digesters.doc_to_markdown.keep import page_keeper
 
+        if ctx.settings.force_ocr and ctx.file.ext == "pdf":
+            return self._for_ocr(ctx)
         predecessor = open_predecessor(ctx.predecessor)
         options = replace(ctx.settings.converter, ocr_language=ctx.settings.ocr_language)
         conversion = convert(
@@ -196,3 +198,16 @@ class DocToMarkdown(Digester):
             kept = conversion.kept_pages
             content["from_predecessor"] = predecessor.tally(kept, len(conversion.pages) - kept)
         return Produced(files, content)
+
+    def _for_ocr(self, ctx: DigestContext) -> Produced:
+        """Each page empty, for page-ocr to read them all (``force_ocr``: a text layer not to
+        be trusted is left aside)."""
+        from bucketdigest.worker.digesters.doc_to_markdown.converter import page_count
+
+        pages = page_count(ctx.source, ctx.file.ext)
+        content = {
+            "pages": pages,
+            "converter": {"name": "none: force_ocr, every page read by page-ocr"},
+            "problems": [],
+        }
+        return Produced({page_member(n): b"\n" for n in range(1, pages + 1)}, content)
