@@ -12,15 +12,24 @@ ingested from, the page, the heading path, and a snippet with the query's words 
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.index import REBUILD_HINT, TERMS
+from bucketdigest.search.lost_parts import (
+    LostIndexPart,
+    LostRows,
+    is_missing_file,
+    lost_rows,
+    nearest_rows,
+    read_rows,
+)
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
 from bucketdigest.search.tables import open_tables, sql_quoted
@@ -30,12 +39,12 @@ from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
 from bucketdigest.shared.naming import display_name
 
+log = logging.getLogger(__name__)
+
 OVERFETCH = 10
 NPROBES = 20
 
 
-_MISSING_FILE = ("Not found", "No such file")
-"""How Lance says a file its manifest names is not there."""
 _READ_FAILED = (
     "LanceError(IO)",
     "Generic S3 error",
@@ -182,6 +191,46 @@ class Searcher:
         self._vectors_lock = threading.Lock()
         """A server's threads share the searcher: two evicting the same oldest vector at
         once was a KeyError, a 500 under load."""
+        self._lost: dict[str, LostRows] = {}
+        """Table → its fragments whose files are lost, once a query found one."""
+        self._unanswered: set[str] = set()
+        """The rankings an index that lost its files could not give."""
+        self._lost_lock = threading.Lock()
+
+    @property
+    def damage(self) -> str | None:
+        """What searches leave out because files of the index are lost (None: nothing
+        found lost), until the indexer's next run rebuilds it."""
+        with self._lost_lock:
+            rows = sum(lost.rows for lost in self._lost.values())
+            unanswered = sorted(self._unanswered)
+        said = [f"{rows} passages whose index files are lost"] if rows else []
+        said += [f"the {ranking} ranking (its index files are lost)" for ranking in unanswered]
+        if not said:
+            return None
+        return f"searches leave out {' and '.join(said)} until the next indexing rebuilds it"
+
+    def _rows(self, table: Any, **query: Any) -> list[dict[str, Any]]:
+        """``table.to_table(**query)``'s rows. Once a query finds a file of ``table`` lost,
+        the fragments it lost are found (once) and their rows left out of this query and the
+        next; LostIndexPart when the query still needs a lost file (an index's)."""
+        with self._lost_lock:
+            lost = self._lost.get(table.uri)
+        try:
+            return read_rows(table, lost, **query)
+        except LostIndexPart:
+            if lost is not None:
+                raise
+        lost = lost_rows(table)
+        with self._lost_lock:
+            self._lost[table.uri] = lost
+        return read_rows(table, lost, **query)
+
+    def _unanswerable(self, ranking: str, table: Any, exc: LostIndexPart) -> None:
+        name = f"{ranking} ({'passages' if table is self.chunks else 'documents'})"
+        log.error("the %s ranking cannot be read: %s", name, exc)
+        with self._lost_lock:
+            self._unanswered.add(name)
 
     @classmethod
     def open(cls, settings: StoreSettings, cache: IndexCache | None = None) -> Searcher:
@@ -213,13 +262,14 @@ class Searcher:
     def _keyword(
         self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
     ) -> list[dict[str, Any]]:
-        return table.to_table(
+        return self._rows(
+            table,
             columns=[_OFFSET, "_score", *columns],
             full_text_query=_full_text(request.query),
             filter=narrowing(request),
             prefilter=True,
             limit=fetch,
-        ).to_pylist()
+        )
 
     def _understood(self, table: Any, request: SearchRequest, held: bool | None) -> bool:
         """Whether the query says something the model or the index knows: a word of
@@ -230,7 +280,12 @@ class Searcher:
         words = re.findall(r"\w+", request.query)
         if any(len(word) >= KNOWN_WORD_CHARS and known_word(word) for word in words):
             return True
-        return held if held is not None else bool(self._keyword(table, request, 1))
+        if held is not None:
+            return held
+        try:
+            return bool(self._keyword(table, request, 1))
+        except LostIndexPart:  # the words cannot be looked up: let the model try
+            return True
 
     def _semantic(
         self,
@@ -249,12 +304,18 @@ class Searcher:
             "metric": "cosine",
             "nprobes": NPROBES,
         }
-        rows = table.to_table(
-            columns=[_OFFSET, "_distance", *columns],
-            nearest=nearest,
-            filter=narrowing(request),
-            prefilter=True,
-        ).to_pylist()
+        query = {
+            "columns": [_OFFSET, "_distance", *columns],
+            "nearest": nearest,
+            "filter": narrowing(request),
+            "prefilter": True,
+        }
+        try:
+            rows = self._rows(table, **query)
+        except LostIndexPart:  # every vector that can be read compared
+            with self._lost_lock:
+                lost = self._lost.get(table.uri) or LostRows((), 0)
+            rows = nearest_rows(table, lost, query)
         return [row for row in rows if 1.0 - float(row["_distance"]) >= SIMILARITY_FLOOR]
 
     def _ranked(
@@ -262,10 +323,15 @@ class Searcher:
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, Any]]]:
         """The rows (their offsets in ``table``) with their scores, best first; and each
         candidate's ``columns`` (read with the ranking: a second read costs 2 ms a search)."""
-        if request.mode is Mode.KEYWORD:
-            rows = self._keyword(table, request, fetch, columns)
-            return [(r[_OFFSET], r["_score"]) for r in rows], {r[_OFFSET]: r for r in rows}
-        if request.mode is Mode.SEMANTIC:
+        mode = request.mode
+        if mode is Mode.KEYWORD:
+            try:
+                rows = self._keyword(table, request, fetch, columns)
+                return [(r[_OFFSET], r["_score"]) for r in rows], {r[_OFFSET]: r for r in rows}
+            except LostIndexPart as exc:  # the words cannot be looked up: by meaning
+                self._unanswerable("keyword", table, exc)
+                mode = Mode.SEMANTIC
+        if mode is Mode.SEMANTIC:
             rows = self._semantic(table, request, fetch, columns)
             ranked = [(r[_OFFSET], 1.0 - r["_distance"]) for r in rows]
             return ranked, {r[_OFFSET]: r for r in rows}
@@ -282,8 +348,14 @@ class Searcher:
         vector = self._vector(request.query)
         # the words a row is matched by (a chunk's headings and text: .terms.matched_text)
         read = tuple(dict.fromkeys((*(("digest",) if chunks else ()), *columns)))
-        keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
-        semantic = self._semantic(table, request, fetch, read, held=bool(keyword))
+        held_words: bool | None
+        try:
+            keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
+            held_words = bool(keyword)
+        except LostIndexPart as exc:  # by meaning alone
+            self._unanswerable("keyword", table, exc)
+            keyword, held_words = [], None
+        semantic = self._semantic(table, request, fetch, read, held=held_words)
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
         counts = {r[_OFFSET]: query_words_held(request.query, r[TERMS]) for r in keyword}
         held = {
@@ -334,17 +406,43 @@ class Searcher:
         if not digests:
             return {}
         listed = ", ".join(sql_quoted(d) for d in sorted(digests))
-        rows = self.documents.to_table(
-            columns=["digest", "vector"], filter=f"digest IN ({listed})"
-        ).to_pylist()
+        try:
+            rows = self._rows(
+                self.documents, columns=["digest", "vector"], filter=f"digest IN ({listed})"
+            )
+        except LostIndexPart as exc:  # the passages alone
+            self._unanswerable("documents'", self.documents, exc)
+            return {}
         return {
             row["digest"]: float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
             for row in rows
         }
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        """The best hits, best first. Raises InvalidQuery for a request it cannot answer."""
+        """The best hits, best first. Raises InvalidQuery for a request it cannot answer.
+
+        While passages' index files are lost, their documents are still found as documents:
+        the documents' own hits (title, names, tags, summary, the mean of its passages'
+        vectors) follow the passages found, for documents no passage found."""
         request = request.validated()
+        if request.level is not Level.CHUNKS or request.document is not None:
+            return self._search(request)
+        try:
+            hits = self._search(request)
+        except IndexDamaged:  # no passage can be read
+            hits = []
+            with self._lost_lock:
+                self._lost.setdefault(self.chunks.uri, LostRows((), self.chunks.count_rows()))
+        with self._lost_lock:
+            lost = self._lost.get(self.chunks.uri)
+        if lost is None or not lost.rows or len(hits) >= request.limit:
+            return hits
+        found = {hit.digest for hit in hits}
+        documents = self._search(replace(request, level=Level.DOCUMENTS))
+        hits += [hit for hit in documents if hit.digest not in found]
+        return hits[: request.limit]
+
+    def _search(self, request: SearchRequest) -> list[Hit]:
         chunks = request.level is Level.CHUNKS
         table = self.chunks if chunks else self.documents
         if table.count_rows() == 0:
@@ -359,9 +457,14 @@ class Searcher:
         try:
             light = (*_PICKING, *(("names", "sources") if exact else ())) if chunks else ()
             ranked, candidates = self._ranked(table, request, fetch, light)
+        except LostIndexPart as exc:
+            raise IndexDamaged(
+                f"the index lacks one of its files ({exc}): searches fail until the next "
+                f"indexing rebuilds it; {REBUILD_HINT} now"
+            ) from exc
         except (ValueError, OSError) as exc:
             first_line = str(exc).split("\n")[0][:200]
-            if any(sign in str(exc) for sign in _MISSING_FILE):
+            if is_missing_file(exc):
                 raise IndexDamaged(
                     f"the index lacks one of its files ({first_line}): "
                     f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
@@ -448,14 +551,15 @@ class Searcher:
         """A document hit's best passage: its chunk that matches the query best (its summary
         when none holds the query's words)."""
         try:
-            best = self.chunks.to_table(
+            best = self._rows(
+                self.chunks,
                 columns=["text"],
                 full_text_query=_full_text(request.query),
                 filter=f"digest = {sql_quoted(row['digest'])}",
                 prefilter=True,
                 limit=1,
-            ).to_pylist()
-        except ValueError:
+            )
+        except (ValueError, LostIndexPart):
             best = []
         return best[0]["text"] if best else (row["summary"] or row["text"])
 

@@ -93,12 +93,21 @@ Search = Annotated[SearchQuery, Query()]
 @router.get("/search/chunks", summary="Find exactly where something is written")
 def search_chunks(backend: BackendDep, query: Search) -> dict[str, Any]:
     hits = backend.search(query.request(Level.CHUNKS))
-    return {"hits": [{**h.to_dict(), "more_from_document": query.more_from(h)} for h in hits]}
+    found = {"hits": [{**h.to_dict(), "more_from_document": query.more_from(h)} for h in hits]}
+    return _told_damage(backend, found)
 
 
 @router.get("/search/documents", summary="Which documents are about something")
 def search_documents(backend: BackendDep, query: Search) -> dict[str, Any]:
-    return {"hits": [h.to_dict() for h in backend.search(query.request(Level.DOCUMENTS))]}
+    found = {"hits": [h.to_dict() for h in backend.search(query.request(Level.DOCUMENTS))]}
+    return _told_damage(backend, found)
+
+
+def _told_damage(backend: Backend, found: dict[str, Any]) -> dict[str, Any]:
+    """``found`` with, under ``incomplete``, what the search left out because files of the
+    index are lost (until the indexer's next run rebuilds it)."""
+    damage = backend.searcher().damage
+    return {**found, "incomplete": damage} if damage else found
 
 
 @router.get("/documents/{digest}", summary="A document: state, info, every output's status")

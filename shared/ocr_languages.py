@@ -40,6 +40,8 @@ def tesseract_language(tag: str) -> str:
     try:
         language = langcodes.Language.get(tag)
         code = language.to_alpha3()
+        if not language.is_valid():
+            raise ValueError(tag)
     except (LookupError, ValueError):
         raise UnknownLanguage(f"{tag[:40]!r} is not a language tag (en, de-DE, zh-Hant)") from None
     if code in ("mul", "und"):

@@ -163,7 +163,7 @@ def test_the_ocr_only_strategy_reads_the_page_not_its_text_layer(fleet: Fleet) -
     unknown = httpx.post(
         f"{fleet.url}/general/v0/general",
         files={"files": (pdf.name, pdf.read_bytes(), "application/pdf")},
-        data={"languages": "not-a-language"},
+        data={"languages": "xyz"},
         headers=key,
     )
     assert unknown.status_code == 422 and "languages" in unknown.json()["detail"]

@@ -36,7 +36,7 @@ def test_tags_become_tesseracts_names(tags: list[str], expected: str | None) -> 
     assert tesseract_languages(tags) == expected
 
 
-@pytest.mark.parametrize("tag", ["klingon-xx", "mul", "und", "x", "../eng", "eng;rm"])
+@pytest.mark.parametrize("tag", ["klingon-xx", "xyz", "mul", "und", "x", "../eng", "eng;rm"])
 def test_a_tag_that_names_no_language_is_refused_saying_so(tag: str) -> None:
     with pytest.raises(UnknownLanguage, match="language"):
         tesseract_languages([tag])
