@@ -43,10 +43,10 @@ from bucketdigest.runner.local import run_local, run_watching
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
 from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket, work_via
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
+from bucketdigest.shared.chain import DIGESTERS, known_digester
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.logs import LogFormat, LogSetup
-from bucketdigest.worker.digesters import CHAIN, digester_named
 from bucketdigest.worker.loop import WorkerSettings
 from bucketdigest.worker.reprocess import done_digests
 
@@ -399,10 +399,10 @@ def reprocess(
     if bool(digests) == all_done:
         raise click.UsageError("give HASH... or --all (not both)")
     if digester_name is None and not outdated:
-        digester_name = CHAIN[0].name
+        digester_name = DIGESTERS[0]
     if digester_name is not None:
         try:
-            digester_named(digester_name)
+            known_digester(digester_name)
         except KeyError as exc:
             raise click.UsageError(exc.args[0]) from exc
     target = open_store(store)

@@ -65,6 +65,7 @@ from bucketdigest.shared.bucket_settings import (
     read_settings,
     replace_settings,
 )
+from bucketdigest.shared.chain import DIGESTERS
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.errors import DamagedResult, SourceError
 from bucketdigest.shared.filetypes import expand_extensions
@@ -80,7 +81,6 @@ from bucketdigest.shared.tokens import (
     list_tokens,
     revoke_token,
 )
-from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.loop import WorkerSettings, WorkerSummary
 from bucketdigest.worker.reprocess import ReprocessReport
 
@@ -215,7 +215,7 @@ class Bucket:
         """Run ``digester`` (and what it resets) and/or every ``outdated`` one again on done
         documents; with neither, the whole chain from the source (``bucketdigest reprocess``)."""
         if digester is None and not outdated:
-            digester = CHAIN[0].name
+            digester = DIGESTERS[0]
         return reprocess_documents(
             self.store, list(hashes), digester, outdated, default_cache_dir()
         )

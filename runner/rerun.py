@@ -15,11 +15,11 @@ from bucketdigest.monitor.catalog import document_hash
 from bucketdigest.monitor.damage import DamageReport, check_bucket, damaged_sources, forget
 from bucketdigest.monitor.repair import retry_failed
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.chain import DIGESTERS
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.store import Store
-from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.reprocess import ReprocessReport, reprocess
 
 
@@ -96,7 +96,7 @@ def repair_bucket(store: Store, cache_dir: Path) -> RepairReport:
         if state is DocState.FAILED:
             _, cannot = retry_documents(store, [digest], cache_dir)
         elif state is DocState.DONE and keys.out_key(digest) in report.damage.found:
-            cannot = reprocess_documents(store, [digest], CHAIN[0].name, False, cache_dir).skipped
+            cannot = reprocess_documents(store, [digest], DIGESTERS[0], False, cache_dir).skipped
         else:
             _, cannot = _restored(store, [digest], cache_dir)
         if digest in cannot:

@@ -36,13 +36,13 @@ from bucketdigest.serve.page_images import (
 )
 from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
+from bucketdigest.shared.chain import DIGESTERS, known_digester
 from bucketdigest.shared.config import MAX_UPLOAD_BYTES, StoreSettings
 from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
 from bucketdigest.shared.tokens import Scope, verify_token
-from bucketdigest.worker.digesters import CHAIN, digester_named
 
 
 class BadRequest(BucketdigestError):
@@ -304,9 +304,9 @@ class Backend:
         """Run ``digester`` (default: the whole chain) again on a done document; returns the
         digesters that will run. NotPossible when it has no result to work from."""
         self.authorize(token)
-        name = digester or CHAIN[0].name
+        name = digester or DIGESTERS[0]
         try:
-            digester_named(name)
+            known_digester(name)
         except KeyError as exc:
             raise BadRequest(exc.args[0]) from exc
         digest = checked_hash(digest, self.store)

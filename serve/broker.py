@@ -41,12 +41,12 @@ from bucketdigest.shared.errors import ConfigError, CorruptRecord, InvalidKey, N
 from bucketdigest.shared.events import Outbox
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.policy import CLAIM_REQUESTS
+from bucketdigest.shared.queue.choosing import claim_next
 from bucketdigest.shared.queue.vetting import vet_failure, vet_renewal, vet_ticket
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import ObjectInfo, Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.tokens import AccessToken, Scope, verify_token
-from bucketdigest.worker.claim import claim_next
 
 router = APIRouter(prefix="/broker/v1", include_in_schema=False)
 _bearer = HTTPBearer(auto_error=False)

@@ -18,8 +18,8 @@ from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, snippet_html
 from bucketdigest.shared.bucket_settings import SETTING_NAMES
+from bucketdigest.shared.chain import DIGESTERS
 from bucketdigest.shared.filetypes import SUPPORTED_EXTENSIONS
-from bucketdigest.worker.digesters import CHAIN
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).with_name("templates"))
@@ -110,7 +110,7 @@ def document_page(
         last=last,
         per_view=PAGES_PER_VIEW,
         notice=NOTICES.get(notice, ""),
-        digesters=[d.name for d in CHAIN],
+        digesters=list(DIGESTERS),
     )
 
 

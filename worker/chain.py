@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bucketdigest.shared.archives import check_member_name, member_path
+from bucketdigest.shared.chain import PRIMARY_OUTPUT, cascade
 from bucketdigest.shared.errors import (
     ChainIncomplete,
     DigestError,
@@ -27,7 +28,7 @@ from bucketdigest.shared.errors import (
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
 from bucketdigest.shared.result import DIGESTS, DOCUMENT, INFO
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters import PRIMARY_OUTPUT, cascade, digester_named
+from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.output_state import complete, fail, reset, runnable, start
 
 log = logging.getLogger(__name__)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.attempts import RetryPolicy
+from bucketdigest.shared.chain import PRIMARY_OUTPUT, RESETS
 from bucketdigest.shared.clock import format_time
 from bucketdigest.shared.errors import (
     ChainIncomplete,
@@ -61,7 +62,7 @@ from bucketdigest.worker.chain import ChainPlan, incomplete, is_finished, run_ch
 from bucketdigest.worker.checkpoint import PARTIAL_DIR, Progress
 from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters import CHAIN, PRIMARY_OUTPUT, RESETS, primary_digester
+from bucketdigest.worker.digesters import CHAIN, primary_digester
 from bucketdigest.worker.isolation import call_isolating_pages
 from bucketdigest.worker.lease import Lease
 from bucketdigest.worker.output_state import plan

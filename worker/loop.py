@@ -27,11 +27,11 @@ from bucketdigest.shared.errors import AccessDenied
 from bucketdigest.shared.events import Outbox, Webhooks
 from bucketdigest.shared.logs import log_context
 from bucketdigest.shared.queue import ClaimResult
+from bucketdigest.shared.queue.choosing import LOW_FIRST, NORMAL_FIRST, Claimer
 from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.windows import Schedule
-from bucketdigest.worker.claim import LOW_FIRST, NORMAL_FIRST, Claimer
 from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
 from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.job import JobContext, JobResult, run_job
@@ -79,7 +79,7 @@ class WorkerSettings:
     running when its window closes gets ``grace_seconds``, then is handed back."""
     normal_lane_share: float = NORMAL_FIRST
     low_lane_share: float = LOW_FIRST
-    """The shares of claims that look in a lower lane first (:mod:`worker.claim`)."""
+    """The shares of claims that look in a lower lane first (`shared/queue/choosing.py`)."""
     webhooks: Webhooks = field(default_factory=Webhooks)
     """Where events go when a document is done or fails for good (the bucket's ``events``)."""
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.bucket_settings import read_settings
+from bucketdigest.shared.chain import cascade
 from bucketdigest.shared.errors import CorruptRecord, NotFound
 from bucketdigest.shared.filetypes import UnsupportedFileType, file_type
 from bucketdigest.shared.pending import write_request
@@ -27,7 +28,7 @@ from bucketdigest.shared.records import DigestRecords, DocumentSettings
 from bucketdigest.shared.result import ResultZip, damage
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.tickets import rebuild_ticket
-from bucketdigest.worker.digesters import CHAIN, cascade
+from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.output_state import plan, reset
 from bucketdigest.worker.package import read_records
 

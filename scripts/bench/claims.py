@@ -16,12 +16,12 @@ from moto.s3.models import s3_backends
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.keys import Priority, QueueState
+from bucketdigest.shared.queue.choosing import Claimer
 from bucketdigest.shared.records import Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.stores.s3 import S3Store
-from bucketdigest.worker.claim import Claimer
 
 CLAIMS = 30
 

@@ -14,10 +14,10 @@ from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue.choosing import claim_next
 from bucketdigest.shared.records import Claim, Failure, Ticket
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.claim import claim_next
 
 
 def _claimed(store: Store, folder: Path, lease: float) -> str:

@@ -63,7 +63,7 @@ def test_the_whole_documents_are_found_and_the_lost_rows_left_out(
     assert documents[0].digest == digests["naval/broadsides.md"]
     assert searcher.damage is not None and "passages whose index files are lost" in searcher.damage
 
-    index_bucket(LocalStore(Path(settings.bucket)), settings)  # finds the file lost, rebuilds beside
+    index_bucket(LocalStore(Path(settings.bucket)), settings)  # finds it lost, rebuilds beside
     rebuilt = Searcher.open(settings)
     assert rebuilt.search(SearchRequest(HARVEST))[0].digest == digests["world/harvest.md"]
     assert rebuilt.damage is None

@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 
 from bucketdigest.shared import keys
+from bucketdigest.shared.chain import RESETS
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import FileKind, file_type
 from bucketdigest.shared.records import DigestRecords, OutputRecord, OutputStatus
@@ -20,7 +21,7 @@ from bucketdigest.worker.chain import ChainPlan, is_finished, run_chain
 from bucketdigest.worker.checkpoint import Progress
 from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.digesters import CHAIN, RESETS, ChainError, validate_chain
+from bucketdigest.worker.digesters import CHAIN, ChainError, validate_chain
 from bucketdigest.worker.output_state import TransitionError, plan, reset, start
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

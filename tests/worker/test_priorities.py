@@ -15,10 +15,10 @@ from bucketdigest.monitor.status import collect_status
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.keys import Priority, QueueState
 from bucketdigest.shared.queue import DocState
+from bucketdigest.shared.queue.choosing import Claimer
 from bucketdigest.shared.records import Ticket
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.claim import Claimer
 
 
 def _queue(store: LocalStore, priority: Priority, count: int, tag: str) -> set[str]:

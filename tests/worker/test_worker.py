@@ -22,10 +22,10 @@ from bucketdigest.shared.attempts import RetryPolicy
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.keys import QueueState
+from bucketdigest.shared.queue.choosing import claim_next
 from bucketdigest.shared.records import Failure, Ticket
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.claim import claim_next
 from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions

@@ -1,10 +1,8 @@
-"""The digest chain: which digesters run, in which order, and what a new result resets.
-
-``CHAIN`` is the registration order. ``RESETS`` is the one table of cascading resets: when a
-digester completes with content different from what it had before, the outputs of the
-digesters listed for it go back to ``todo``. Both are checked by :func:`validate_chain` when a
-worker starts: unique names and outputs, every ``needs`` produced by an earlier digester, and
-every consumer listed in its producer's resets (so nothing can keep a stale result).
+"""The digest chain: the digesters that run, in the order :mod:`bucketdigest.shared.chain`
+declares (with ``RESETS``, the one table of cascading resets). Checked by :func:`validate_chain`
+when a worker starts: the declared names in order, unique outputs, every ``needs`` produced by
+an earlier digester, and every consumer listed in its producer's resets (so nothing can keep
+a stale result).
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bucketdigest.shared.chain import DIGESTERS, PRIMARY_OUTPUT, RESETS
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.keys import check_digester_name
 from bucketdigest.worker.digester import Digester
@@ -34,16 +33,6 @@ CHAIN: tuple[Digester, ...] = (
     SearchKeyword(),
     SearchSemantic(),
 )
-
-RESETS: dict[str, tuple[str, ...]] = {
-    "doc-to-markdown": ("page-ocr", "tags", "summary", "search-keyword", "search-semantic"),
-    "page-ocr": ("tags", "summary", "search-keyword", "search-semantic"),
-    "url-crawl": ("tags", "summary", "search-keyword", "search-semantic"),
-    "search-keyword": ("search-semantic",),
-}
-
-PRIMARY_OUTPUT = "markdown"
-"""The text every other output derives from: a document is done only once it is completed."""
 
 
 class ChainError(ValueError):
@@ -109,14 +98,6 @@ def digester_named(name: str, chain: Sequence[Digester] = CHAIN) -> Digester:
     raise KeyError(f"no digester named {name!r} (known: {known})")
 
 
-def cascade(name: str, resets: Mapping[str, Sequence[str]] = RESETS) -> list[str]:
-    """``name`` and every digester its results reset, directly or through others."""
-    found = [name]
-    for current in found:
-        found.extend(t for t in resets.get(current, ()) if t not in found)
-    return found
-
-
 def describe_chain() -> list[dict[str, Any]]:
     """The chain as plain data, in order (``bucketdigest digesters``)."""
     return [
@@ -136,3 +117,5 @@ def describe_chain() -> list[dict[str, Any]]:
 
 
 validate_chain(CHAIN, RESETS, PRIMARY_OUTPUT)
+if tuple(d.name for d in CHAIN) != DIGESTERS:
+    raise ChainError(f"the chain runs {[d.name for d in CHAIN]}, not as declared: {DIGESTERS}")

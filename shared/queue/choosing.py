@@ -11,7 +11,8 @@ contend for the same keys (a lane shorter than a listing is known whole from one
 found empty is not listed again for ``EMPTY_LANE_SECONDS``. When several lanes need listing and
 the queue is short, one LIST of their common prefix tells every lane's content at once (most
 claims of a small queue, and every claim attempt of an idle worker, cost one LIST, not three).
-The claim itself is :func:`bucketdigest.shared.queue.claim`.
+The claim itself is :func:`bucketdigest.shared.queue.claim`. (A worker chooses here, and so
+does the broker for the workers it serves.)
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import random
 import time
 from collections import deque
 
-from bucketdigest.shared import queue
 from bucketdigest.shared.keys import Priority, QueueState
-from bucketdigest.shared.queue import ClaimResult
+from bucketdigest.shared.queue import states, transitions
+from bucketdigest.shared.queue.transitions import ClaimResult
 from bucketdigest.shared.store import Store
 
 CANDIDATES_PER_LIST = 16
@@ -74,22 +75,22 @@ class Claimer:
         so concurrent workers rarely contend for the same keys."""
         todo = QueueState.TODO
         first = [
-            d for d, _ in queue.markers(self.store, todo, limit=CANDIDATES_PER_LIST, priority=lane)
+            d for d, _ in states.markers(self.store, todo, limit=CANDIDATES_PER_LIST, priority=lane)
         ]
         if len(first) < CANDIDATES_PER_LIST:
             self.rng.shuffle(first)
             return first
         start = f"{self.rng.getrandbits(256):064x}"
-        found = [d for d, _ in queue.markers(self.store, todo, start, CANDIDATES_PER_LIST, lane)]
+        found = [d for d, _ in states.markers(self.store, todo, start, CANDIDATES_PER_LIST, lane)]
         if len(found) < CANDIDATES_PER_LIST:
-            wrapped = queue.markers(
+            wrapped = states.markers(
                 self.store, todo, limit=CANDIDATES_PER_LIST - len(found), priority=lane
             )
             found += [d for d, _ in wrapped if d <= start]
         return found
 
     def _try(self, digest: str, lane: Priority) -> ClaimResult:
-        return queue.claim(self.store, digest, self.worker_id, self.lease_seconds, lane)
+        return transitions.claim(self.store, digest, self.worker_id, self.lease_seconds, lane)
 
     def _next_in(self, lane: Priority, trust_empty: bool) -> ClaimResult | None:
         """A job from ``lane``, or none (saying whether some wait for their retry time); None
@@ -130,7 +131,7 @@ class Claimer:
         is left to each lane's own listing."""
         if len(lanes) < 2:
             return False
-        found = queue.todo_lanes(self.store, SURVEY_LIMIT)
+        found = states.todo_lanes(self.store, SURVEY_LIMIT)
         if found is None:
             return False
         now = time.monotonic()
