@@ -422,8 +422,9 @@ class Searcher:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer.
 
         While passages' index files are lost, their documents are still found as documents:
-        the documents' own hits (title, names, tags, summary, the mean of its passages'
-        vectors) follow the passages found, for documents no passage found."""
+        the documents' own hits, by words and meaning whatever the mode asked (title, names,
+        tags, summary; the mean of its passages' vectors), follow the passages found, for
+        documents no passage found."""
         request = request.validated()
         if request.level is not Level.CHUNKS or request.document is not None:
             return self._search(request)
@@ -438,7 +439,7 @@ class Searcher:
         if lost is None or not lost.rows or len(hits) >= request.limit:
             return hits
         found = {hit.digest for hit in hits}
-        documents = self._search(replace(request, level=Level.DOCUMENTS))
+        documents = self._search(replace(request, level=Level.DOCUMENTS, mode=Mode.HYBRID))
         hits += [hit for hit in documents if hit.digest not in found]
         return hits[: request.limit]
 
