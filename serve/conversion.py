@@ -37,9 +37,10 @@ def _redone(backend: Backend, digest: str, wanted: DocumentSettings) -> DocState
     """DONE when ``digest``'s result was made as ``wanted`` asks, else the state of its
     conversion with it (queued here unless it is already)."""
     with ResultZip(backend.cache.zip_bytes(digest)) as result:
-        made = (result.info().get("provenance") or {}).get("chain_settings") or {}
+        info = result.info()
         pages = result.json(DOCUMENT_STRUCTURE, {}).get("pages") or []
-        pdf = result.info().get("ext") == "pdf"
+    made = (info.get("provenance") or {}).get("chain_settings") or {}
+    pdf = info.get("ext") == "pdf"
     forced = made.get("force_ocr") is True
     read_by_ocr = forced or any(isinstance(p, dict) and p.get("words") == "ocr" for p in pages)
     if (not wanted.force_ocr or forced or not pdf) and (

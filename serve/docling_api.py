@@ -221,7 +221,7 @@ async def result(backend: BackendDep, task_id: str) -> Response:
     states = await anyio.to_thread.run_sync(_states, backend, task)
     if any(s not in (DocState.DONE, DocState.FAILED) for s in states):
         raise UnknownTask("Task result not found. Please wait for a completion status.")
-    return await anyio.to_thread.run_sync(_answer, backend, task)
+    return await anyio.to_thread.run_sync(_answer, backend, task, states)
 
 
 # making tasks
@@ -439,19 +439,20 @@ def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
 async def _answer_when_done(backend: Backend, task: Task) -> Response:
     """The answer once every document of ``task`` is done or failed (504 past the sync
     wait, as docling-serve answers; the documents stay queued)."""
-    await settled(
+    states = await settled(
         backend,
         task.digests,
         f"poll /v1/status/poll/{task.task_id}",
         lambda: _states(backend, task),
     )
-    return await anyio.to_thread.run_sync(_answer, backend, task)
+    return await anyio.to_thread.run_sync(_answer, backend, task, states)
 
 
-def _answer(backend: Backend, task: Task) -> Response:
+def _answer(backend: Backend, task: Task, states: list[DocState | None]) -> Response:
+    """The answer for ``task``, its documents in ``states`` (each done or failed)."""
     documents = [
         _document(backend, task, d, n, s)
-        for d, n, s in zip(task.digests, task.names, _states(backend, task), strict=True)
+        for d, n, s in zip(task.digests, task.names, states, strict=True)
     ]
     took = round(time.time() - task.started, 3)
     if len(documents) == 1 and not task.zipped:

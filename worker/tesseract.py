@@ -10,6 +10,7 @@ unsure of (mean under :data:`LINE_FLOOR`) is left out, and a page where most wor
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import os
 import subprocess
@@ -131,6 +132,7 @@ def _page_segmentation(tessdata: str) -> list[str]:
     return ["--psm", "1"] if (Path(tessdata) / "osd.traineddata").is_file() else []
 
 
+@functools.cache
 def installed(language: str, tessdata: str) -> tuple[str, tuple[str, ...]]:
     """The languages of ``language`` (``deu+eng``) whose data ``tessdata`` holds, as one
     ``-l`` argument (English when it holds none of them), and those it lacks."""
