@@ -178,8 +178,11 @@ def _archives(manifest: dict) -> dict[str, Archive]:
     return {a["name"]: Archive(a["kind"], a["name"], a["version"]) for a in manifest["archives"]}
 
 
-def fetch(cache: Path | None = None) -> list[tuple[Path, str]]:
-    """Every corpus file (downloaded, checked, unpacked) with its category."""
+def fetch(cache: Path | None = None, fact_pages: bool = False) -> list[tuple[Path, str]]:
+    """Every corpus file (downloaded, checked, unpacked) with its category; with
+    ``fact_pages``, also the files ``fact_pages`` lists (real pages picked for the fidelity
+    bench's facts, kept out of the corpus the other benches measure, so that their numbers
+    stay comparable across rounds)."""
     cache = cache or cache_dir()
     manifest = json.loads(MANIFEST.read_text())
     trees = {}
@@ -190,7 +193,7 @@ def fetch(cache: Path | None = None) -> list[tuple[Path, str]]:
             raise SystemExit(f"{path}: SHA-256 differs from corpus.json; delete it to refetch")
         trees[archive.name] = _unpack(archive, path, cache / "trees")
     files = []
-    for entry in manifest["files"]:
+    for entry in manifest["files"] + (manifest.get("fact_pages", []) if fact_pages else []):
         path = trees[entry["archive"]] / entry["path"]
         if sha256(path) != entry["sha256"]:
             raise SystemExit(f"{path}: SHA-256 differs from corpus.json")

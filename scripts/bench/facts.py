@@ -5,7 +5,8 @@ normalisation), checked against a page's Markdown or plain text.
 A fact is a JSON object: ``doc`` (the corpus file's path inside its archive,
 ``generated/NAME`` for a page ``fidelity_pages.py`` makes, or ``derived/NAME`` for a scan with a
 text layer ``sandwiches.py`` makes), ``page`` (1-based), ``type``, ``added`` (the round of work
-that added it, to report each set apart; none for the first rounds), and
+that added it, to report each set apart; none for the first rounds), ``feature`` (optional: the
+kind of page an issue names, such as "column breaks", reported apart), and
 
 - ``present`` / ``absent``: ``text``, matched fuzzily (``max_diffs`` edits allowed, default 0),
   case-sensitively unless ``case_sensitive`` is false;

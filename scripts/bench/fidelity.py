@@ -11,6 +11,7 @@ import io
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import zipfile
@@ -21,7 +22,7 @@ from typing import Any
 import fidelity_pages
 import pymupdf
 import sandwiches
-from common import CLI, table
+from common import table
 from corpus import fetch
 from facts import check
 
@@ -59,7 +60,7 @@ def _sources(
     wanted = {fact["doc"] for fact in facts}
     found = {doc: generated / doc.removeprefix("generated/") for doc in wanted}
     kinds = dict.fromkeys(found, "generated pages")
-    corpus = fetch() if any(not d.startswith("generated/") for d in wanted) else []
+    corpus = fetch(fact_pages=True) if any(not d.startswith("generated/") for d in wanted) else []
     derived = {doc for doc in wanted if doc.startswith("derived/")}
     if derived:
         found.update(sandwiches.make(derived, [path for path, _ in corpus], generated / "derived"))
@@ -81,21 +82,26 @@ def _sources(
 
 
 def _ours(
-    sources: dict[str, Path], work: Path, structures: dict[str, dict[str, Any]]
+    sources: dict[str, Path],
+    work: Path,
+    structures: dict[str, dict[str, Any]],
+    python: str = sys.executable,
 ) -> tuple[dict[tuple[str, int], str], float]:
     """Each (doc, page)'s Markdown with its OCR text, and the run's seconds; each document's
-    ``document.json`` (with the OCR's word boxes of its pages) into ``structures``."""
+    ``document.json`` (with the OCR's word boxes of its pages) into ``structures``. ``python``:
+    the interpreter of the checkout that converts (another one's, for a before-after)."""
     folder = work / "in"
-    folder.mkdir()
+    folder.mkdir(exist_ok=True)
     names = {}
     for number, (doc, path) in enumerate(sorted(sources.items())):
         name = f"{number:03d}-{path.name}"
         shutil.copyfile(path, folder / name)
         names[doc] = sha256_file(path)[0]
-    bucket = work / "bucket"
+    bucket = work / f"bucket-{len(list(work.glob('bucket-*')))}"
     started = time.perf_counter()
+    command = [python, "-m", "bucketdigest.cli.main", "run", str(folder), "--bucket", str(bucket)]
     subprocess.run(
-        [*CLI, "run", str(folder), "--bucket", str(bucket), "--workers", "2"],
+        [*command, "--workers", "2"],
         capture_output=True,
         check=False,
     )
@@ -169,7 +175,13 @@ def _rate(results: list[bool]) -> str:
     return f"{sum(results) / len(results):.0%} ({sum(results)}/{len(results)})" if results else "-"
 
 
-def run(quick: bool) -> str:
+BEFORE = "bucketdigest (before)"
+
+
+def run(quick: bool, before: str | None = None) -> str:
+    """The facts checked against each system; ``before``: the Python of another checkout of
+    bucketdigest, whose Markdown is checked too (column "bucketdigest (before)")."""
+    systems = SYSTEMS if before is None else (SYSTEMS[0], BEFORE, *SYSTEMS[1:])
     with tempfile.TemporaryDirectory(prefix="bucketdigest-fidelity-") as scratch:
         work = Path(scratch)
         facts = _facts(quick, work / "generated")
@@ -182,13 +194,16 @@ def run(quick: bool) -> str:
             SYSTEMS[1]: {key: _pdftotext(sources[key[0]], key[1]) for key in wanted},
             SYSTEMS[2]: {key: _bare(sources[key[0]], key[1]) for key in wanted},
         }
-        passed: dict[str, dict[str, list[bool]]] = {s: defaultdict(list) for s in SYSTEMS}
+        if before is not None:
+            theirs, _ = _ours(sources, work, {}, python=before)
+            texts[BEFORE] = {key: theirs.get(key, "") for key in wanted}
+        passed: dict[str, dict[str, list[bool]]] = {s: defaultdict(list) for s in systems}
         failures = []
         located: list[tuple[bool, bool]] = []
         outcomes: list[dict[str, bool]] = []
         for fact in facts:
             outcomes.append({})
-            for system in SYSTEMS:
+            for system in systems:
                 outcome = check(fact, texts[system][(fact["doc"], fact["page"])])
                 passed[system][fact["type"]].append(outcome.passed)
                 outcomes[-1][system] = outcome.passed
@@ -198,14 +213,17 @@ def run(quick: bool) -> str:
                     located.append(_located(fact, structures.get(fact["doc"]), sources))
     by_kind: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     by_set: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    by_feature: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
     for fact, system_results in zip(facts, outcomes, strict=True):
         for system, outcome in system_results.items():
             by_kind[kinds[fact["doc"]]][system].append(outcome)
             by_set[fact.get("added", "first rounds")][system].append(outcome)
+            if "feature" in fact:
+                by_feature[fact["feature"]][system].append(outcome)
     rows = []
     for kind in (*TYPES, "all"):
         cells: list[object] = [kind]
-        for system in SYSTEMS:
+        for system in systems:
             results = (
                 [r for k in TYPES for r in passed[system][k]]
                 if kind == "all"
@@ -229,7 +247,7 @@ def run(quick: bool) -> str:
         f"pages of the corpus, the rest on generated pages); `bucketdigest run --workers 2` "
         f"on the {len(sources)} documents took {seconds:.0f} s for {pages} pages.",
         "",
-        table(["fact type", *SYSTEMS], rows),
+        table(["fact type", *systems], rows),
         "",
         f"document.json: of the {len(located)} 'present' facts bucketdigest's Markdown passes, "
         f"{in_block} ({in_block / max(1, len(located)):.0%}) stand in one block of its page, and "
@@ -239,9 +257,9 @@ def run(quick: bool) -> str:
         "By set of facts (``added`` in facts.jsonl: the kinds of page each round added):",
         "",
         table(
-            ["facts", *SYSTEMS],
+            ["facts", *systems],
             [
-                [name, *(_rate(results[system]) for system in SYSTEMS)]
+                [name, *(_rate(results[system]) for system in systems)]
                 for name, results in sorted(by_set.items())
             ],
         ),
@@ -249,10 +267,21 @@ def run(quick: bool) -> str:
         "By kind of page (the corpus category of the fact's document):",
         "",
         table(
-            ["kind of page", *SYSTEMS],
+            ["kind of page", *systems],
             [
-                [kind, *(_rate(results[system]) for system in SYSTEMS)]
+                [kind, *(_rate(results[system]) for system in systems)]
                 for kind, results in sorted(by_kind.items())
+            ],
+        ),
+        "",
+        "By feature of the page (``feature`` in facts.jsonl: the kinds Markdown round three "
+        "names):",
+        "",
+        table(
+            ["feature", *systems],
+            [
+                [feature, *(_rate(results[system]) for system in systems)]
+                for feature, results in sorted(by_feature.items())
             ],
         ),
     ]

@@ -92,7 +92,7 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
             realworld.run(args.quick),
         )
     if "fidelity" in wanted:
-        add("Fidelity: facts read off real pages", fidelity.run(args.quick))
+        add("Fidelity: facts read off real pages", fidelity.run(args.quick, args.before))
     if "throughput" in wanted:
         runs = 1 if args.quick else args.repeat
         add(
@@ -164,7 +164,7 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=2, help="throughput runs per configuration")
     parser.add_argument(
-        "--before", default=None, help="before-after: the Python of the checkout to compare with"
+        "--before", default=None, help="before-after, fidelity: the other checkout's Python"
     )
     args = parser.parse_args()
     started = time.perf_counter()

@@ -5,8 +5,10 @@ A block of text is a running head or foot when it stands in the top or bottom ba
 set apart from the text (a body size or more), short, and marked as such by what it looks like:
 smaller than the body or in another font, a page number's shape, or the words of a stamp (a
 download line, a revision, a copyright, an address on the web). A block larger than the body
-(a title), a footnote (it opens with its mark), and a block at the top that starts a column of
-the page (a letter's sender, aligned with the lines under it) are not. The converter's
+(a title), a footnote (it opens with its mark), a caption ("Table 2. ...": a float set at the
+top of a page), a block at the top that starts a column of the page (a letter's sender,
+aligned with the lines under it) and one at the foot that goes on a run of blocks like it (a
+list's last entry) are not. The converter's
 Markdown then gets those lines marked as running lines, which :mod:`running` takes out of the
 text into ``pages.json``.
 """
@@ -37,6 +39,12 @@ _SUPERSCRIPT = 1
 _NORMALISED = re.compile(r"[\W_]+")
 _MARKED = re.compile(r"^<!--running (header|footer)--> ?(.*)$")
 _NUMBERED = re.compile(r"^\W*\d|\d\W*$")
+_CAPTION = re.compile(
+    r"^\W*(?:table|tab\.|figure|fig\.|chart|plate|exhibit|scheme|listing|algorithm|abbildung"
+    r"|abb\.|tabelle|tableau|figura|tabla|tabel)\s*(?:\d+|[ivxlc]+\b)",
+    re.IGNORECASE,
+)
+"""A caption's label: a table or figure floated to the top of a page is set like a head."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,10 @@ class _Block:
     size: float
     fonts: frozenset[str]
     footnote: bool
+
+    @property
+    def caption(self) -> bool:
+        return bool(_CAPTION.match(self.text))
 
 
 def _blocks(blocks: list[dict]) -> list[_Block]:
@@ -66,8 +78,10 @@ def _blocks(blocks: list[dict]) -> list[_Block]:
         if not spans or not any(lines):
             continue
         first = spans[0]
-        footnote = bool(first["flags"] & _SUPERSCRIPT) or first["text"].lstrip()[:1] in (
-            _FOOTNOTE_MARK
+        footnote = (
+            bool(first["flags"] & _SUPERSCRIPT)
+            or first["text"].lstrip()[:1] in _FOOTNOTE_MARK
+            or _raised_number(first, spans[1:])
         )
         found.append(
             _Block(
@@ -80,6 +94,17 @@ def _blocks(blocks: list[dict]) -> list[_Block]:
             )
         )
     return found
+
+
+def _raised_number(first: dict, rest: list[dict]) -> bool:
+    """Whether a block opens with a footnote's number: digits alone, set smaller than the
+    words after them (a superscript MuPDF does not flag)."""
+    return bool(
+        rest
+        and first["text"].strip().isdigit()
+        and first["size"] < 0.85 * rest[0]["size"]
+        and first["bbox"][3] < rest[0]["bbox"][3] - 0.5
+    )
 
 
 def _family(font: str) -> str:
@@ -110,6 +135,26 @@ def _starts_a_column(block: _Block, others: list[_Block], body: float) -> bool:
         if 0 <= gap <= 3 * body and abs(other.box.x0 - block.box.x0) <= 2:
             return True
     return False
+
+
+def _goes_on_a_run(block: _Block, others: list[_Block]) -> bool:
+    """Whether ``block`` goes on a run of blocks set like it above it (the same left edge
+    and size, as evenly spaced): a list's or a bibliography's last entry at the foot of a
+    page, not a foot (a publisher's line under footnotes stands further off)."""
+    above = sorted(
+        (
+            other
+            for other in others
+            if other.box.y1 <= block.box.y0 + 1
+            and abs(other.box.x0 - block.box.x0) <= 6
+            and abs(other.size - block.size) <= 0.5
+        ),
+        key=lambda other: -other.box.y1,
+    )
+    if len(above) < 2:
+        return False
+    gap, previous_gap = block.box.y0 - above[0].box.y1, above[0].box.y0 - above[1].box.y1
+    return previous_gap >= 0 and abs(gap - previous_gap) <= max(3.0, 0.3 * block.size)
 
 
 def _rules(page: pymupdf.Page) -> list[pymupdf.Rect]:
@@ -154,7 +199,7 @@ class _Margins:
             for other in self.blocks
             if (other.box.y0 > BAND * height if top else other.box.y1 < (1 - BAND) * height)
         ]
-        if not text_side or block.footnote or len(block.text.split()) > MAX_WORDS:
+        if not text_side or block.footnote or block.caption or len(block.text.split()) > MAX_WORDS:
             return None
         if top:
             nearest = min(other.box.y0 for other in text_side)
@@ -174,6 +219,8 @@ class _Margins:
         )
         others = [other for other in self.blocks if other is not block]
         if not looks_apart or (top and _starts_a_column(block, others, self.body)):
+            return None
+        if not top and not numbered and _goes_on_a_run(block, others):
             return None
         return "header" if top else "footer"
 
@@ -223,8 +270,8 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     (among its first lines for a head, its last for a foot; a stamp along a side margin,
     wherever the converter put it, or added when it left it out), and lines the layout model
     took for running ones that read as the page's own text (its last paragraph, set like the
-    body with nothing setting it apart: :meth:`_Margins.reads_as_text`) given back to the
-    text."""
+    body with nothing setting it apart: :meth:`_Margins.reads_as_text`; a caption; a
+    footnote) given back to the text."""
     margins = _Margins(page)
     markdown = _with_stamps(markdown, margins.stamps)
     if len(margins.blocks) < 2:
@@ -234,7 +281,11 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
         marked = _MARKED.match(line)
         if marked is not None:
             block = margins.block_of(marked[2])
-            if block is not None and margins.kind(block) is None and margins.reads_as_text(block):
+            if (
+                block is not None
+                and margins.kind(block) is None
+                and (margins.reads_as_text(block) or block.caption or block.footnote)
+            ):
                 lines[number] = marked[2]
     texts = [n for n, line in enumerate(lines) if line.strip() and not line.startswith(("|", "!["))]
     for block in margins.blocks:

@@ -27,6 +27,7 @@ from typing import Any
 import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
+from bucketdigest.worker.digesters.doc_to_markdown.running import is_page_number
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import joined_lines
 
 MAX_DRAWINGS = 6
@@ -234,6 +235,34 @@ def _gaps(blocks: list[dict[str, Any]]) -> list[tuple[float, float]]:
     return [(t - up, down - b) for (t, b), up, down in zip(edges, above, below, strict=True)]
 
 
+def _held(
+    blocks: list[dict[str, Any]],
+    kinds: list[str],
+    gaps: list[tuple[float, float]],
+    number: int,
+    body: int,
+) -> bool:
+    """Whether text goes on close under block ``number`` (a reference's second line): no
+    foot then (a page number under a foot is no such text)."""
+    if number + 1 >= len(blocks) or kinds[number + 1] == "footer" or gaps[number][1] >= body:
+        return False
+    below = " ".join(s["text"] for s in _spans(blocks[number + 1]["lines"]))
+    return not is_page_number(below)
+
+
+def _goes_on_a_run(
+    blocks: list[dict[str, Any]], gaps: list[tuple[float, float]], number: int
+) -> bool:
+    """Whether block ``number`` goes on the run of blocks above it (flush left with them, as
+    far from the one above as that one is from its own): a list's or a bibliography's last
+    entry at the foot of a page, not a foot."""
+    if number < 2:
+        return False
+    lefts = [blocks[n]["bbox"][0] for n in (number - 2, number - 1, number)]
+    gap, previous_gap = gaps[number][0], gaps[number - 1][0]
+    return max(lefts) - min(lefts) <= 6 and previous_gap >= 0 and abs(gap - previous_gap) <= 3
+
+
 def plain_markdown(page: pymupdf.Page) -> str:
     """The Markdown of a plain page (see the module's docstring)."""
     blocks = sorted(_blocks(page), key=lambda b: (round(b["bbox"][1]), b["bbox"][0]))
@@ -248,8 +277,17 @@ def plain_markdown(page: pymupdf.Page) -> str:
         (pymupdf.Rect(link["from"]), link["uri"]) for link in page.get_links() if link.get("uri")
     ]
     out = []
-    for block, apart in zip(blocks, _gaps(blocks), strict=True):
-        kind = _kind(block, body, page.rect.height, apart)
+    gaps = _gaps(blocks)
+    kinds = [
+        _kind(block, body, page.rect.height, apart)
+        for block, apart in zip(blocks, gaps, strict=True)
+    ]
+    for number, kind in enumerate(kinds):
+        if kind == "footer" and (
+            _held(blocks, kinds, gaps, number, body) or _goes_on_a_run(blocks, gaps, number)
+        ):
+            kinds[number] = "text"
+    for block, kind in zip(blocks, kinds, strict=True):
         lines = [_line_text(line, links) for line in block["lines"]]
         if kind == "code":
             raw = ["".join(s["text"] for s in line["spans"]) for line in block["lines"]]

@@ -73,16 +73,26 @@ def with_running(page: str, running: Mapping[str, list[str]]) -> str:
     return "\n\n".join([*header, page, *footer])
 
 
+def _plain(line: str) -> str:
+    """A line without its Markdown, case folded, its white space single."""
+    return " ".join(re.sub(r"[#*_`>]+", " ", line).casefold().split())
+
+
 def _key(line: str) -> str:
-    """A line as compared across pages: no Markdown, case folded, a number at its start or
-    end (where page numbers stand) as ``0``; numbers inside it must be equal."""
-    plain = " ".join(re.sub(r"[#*_`>]+", " ", line).casefold().split())
-    return re.sub(r"^\d+\b|\b\d+$", "0", plain)
+    """A line as compared across pages: :func:`_plain`, without a number at its start or end
+    (where page numbers stand: a foot with its page number on the same line is the foot of
+    the pages that set the number apart); numbers inside it must be equal."""
+    return re.sub(r"^\d+\b\s*|\s*\b\d+$", "", _plain(line))
+
+
+def _is_heading(line: str) -> bool:
+    """A heading: marked as one, or a line in bold alone."""
+    return line[:1] == "#" or bool(re.fullmatch(r"\*\*[^*].*\*\*", line.strip()))
 
 
 def is_page_number(line: str) -> bool:
     """Whether ``line`` is a page number alone (``12``, ``- 12 -``, ``xiv``, ``Page 3 of 10``)."""
-    return bool(_PAGE_NUMBER.fullmatch(re.sub(r"\d+", "0", _key(line))))
+    return bool(_PAGE_NUMBER.fullmatch(re.sub(r"\d+", "0", _plain(line))))
 
 
 def _edges(lines: list[str]) -> tuple[list[int], list[int]]:
@@ -113,7 +123,7 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
     for body, (top, bottom), found in zip(bodies, edges, running, strict=True):
         lines = body.split("\n")
         keys = {(n in top, _key(lines[n])) for n in top + bottom}
-        as_text |= {(n in top, _key(lines[n])) for n in top + bottom if lines[n][:1] != "#"}
+        as_text |= {(n in top, _key(lines[n])) for n in top + bottom if not _is_heading(lines[n])}
         keys |= {(True, _key(line)) for line in found.header}
         keys |= {(False, _key(line)) for line in found.footer}
         counts.update(keys)
@@ -125,7 +135,7 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
         gone = set()
         for n in top + bottom:
             key = _key(lines[n])
-            if lines[n][:1] == "#" and (n in top, key) in as_text:
+            if _is_heading(lines[n]) and (n in top, key) in as_text:
                 continue  # a title whose words run as the other pages' heads
             if (n in top, key) in repeated or is_page_number(lines[n]):
                 gone.add(n)
