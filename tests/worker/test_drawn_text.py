@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pymupdf
 import pytest
 
@@ -89,3 +90,33 @@ def test_the_small_line_of_a_logo_is_read_with_its_large_lettering(
     text = plain_text(conversion.pages[0])
     assert "ACME ROBOTICS by Northwind Industries" in text
     assert text.index("Northwind") < text.index("The committee met")
+
+
+def _textured_banner() -> bytes:
+    """A poster's banner as a photograph-like picture: white lettering over a dark ground that
+    shades from one side to the other, grained with noise (no grey covers much of it)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=420, height=150)
+    for row, line in enumerate(["HARVEST FORUM", "RIVER VALLEY SHOW", "MAY 4 - MAY 9, 2026"]):
+        page.insert_text((14, 38 + 44 * row), line, fontsize=30, fontname="hebo")
+    letters = page.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY)
+    shape = (letters.height, letters.width)
+    ink = np.frombuffer(letters.samples, dtype=np.uint8).reshape(shape) < 128
+    ground = np.linspace(20, 120, shape[1])[None, :] + np.random.default_rng(7).normal(0, 12, shape)
+    picture = np.where(ink, 245, np.clip(ground, 0, 255)).astype(np.uint8)
+    return pymupdf.Pixmap(pymupdf.csGRAY, shape[1], shape[0], picture.tobytes(), False).tobytes()
+
+
+def test_lettering_over_a_textured_ground_is_read(tmp_path: Path) -> None:
+    """A banner with no flat ground (a photograph, a flag) is read when its rows cross many
+    edges in bands like lines of letters."""
+    source = tmp_path / "poster.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_image(pymupdf.Rect(72, 60, 492, 210), stream=_textured_banner())
+    page.insert_textbox(pymupdf.Rect(72, 240, 523, 600), BODY * 8, fontsize=11, fontname="tiro")
+    doc.save(source)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    text = plain_text(conversion.pages[0])
+    assert "HARVEST FORUM" in text and "RIVER VALLEY SHOW" in text
+    assert text.index("RIVER VALLEY SHOW") < text.index("The committee met")
