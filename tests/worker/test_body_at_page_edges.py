@@ -2,7 +2,7 @@
 floated to the top of a page, a footnote whose number is set small, a bibliography's last entry
 at the foot; and a foot that carries its page number on its own line on one page and on a line
 apart on the others is a running line on all of them (real report and manual pages did all
-four wrongly)."""
+four wrongly), and a heading with the running head's words in another case stays."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ def _report(path: Path) -> Path:
                 y = 380 + 36 * entry
                 page.insert_text((72, y), f"[{entry}] A. Clerk. Parish ledger {entry},", fontsize=9)
                 page.insert_text((72, y + 11), "county archive, shelf mark B.", fontsize=9)
+        if number == 4:  # a heading with the running head's words, in another case
+            page.insert_text((72, 330), "Survey of the County", fontsize=16, fontname="hebo")
+            inns = "Inns were counted by the ostlers, who kept no ledgers of their own at all."
+            page.insert_textbox(pymupdf.Rect(72, 345, 520, 445), inns)
         if number == 4:  # a footnote whose number is set small and raised
             page.insert_text((72, 748), "7", fontsize=6)
             page.insert_text((76, 752), "Counted again in the spring of 1882.", fontsize=9)
@@ -66,6 +70,7 @@ def test_text_of_the_page_at_its_edges_stays_and_the_foot_goes_from_every_page(
     assert "Table 2. Yearly dividends" in texts[1]
     assert "[11] A. Clerk. Parish ledger 11" in texts[2]
     assert "Counted again in the spring of 1882." in texts[3]
+    assert "Survey of the County" in texts[3]
     for number, (text, running) in enumerate(zip(texts, conversion.running, strict=True)):
         assert FOOT not in text, (number, text)
         assert any(FOOT in line for line in running.footer), (number, running)

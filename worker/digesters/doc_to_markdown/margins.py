@@ -167,8 +167,8 @@ def _rules(page: pymupdf.Page) -> list[pymupdf.Rect]:
     return found
 
 
-def _normalised(text: str) -> str:
-    return _NORMALISED.sub("", text.casefold())
+def _normalised(text: str, fold: bool = True) -> str:
+    return _NORMALISED.sub("", text.casefold() if fold else text)
 
 
 class _Margins:
@@ -238,14 +238,22 @@ class _Margins:
         )
 
     def block_of(self, line: str) -> _Block | None:
-        """The block whose text is the Markdown line ``line``, or one of whose lines is."""
-        key = _normalised(line)
-        if not key:
-            return None
-        for block in self.blocks:
-            if key == _normalised(block.text) or key in {_normalised(x) for x in block.lines}:
-                return block
+        """The block whose text is the Markdown line ``line``, or one of whose lines is: one
+        in the same case first (a running head in capitals, the chapter's title under it)."""
+        for fold in (False, True):
+            key = _normalised(line, fold)
+            if not key:
+                return None
+            for block in self.blocks:
+                texts = (block.text, *block.lines)
+                if key in {_normalised(text, fold) for text in texts}:
+                    return block
         return None
+
+    def inside(self, block: _Block) -> bool:
+        """Whether ``block`` stands clear of the page's top and bottom bands."""
+        height = self.page.rect.height
+        return block.box.y0 > BAND * height and block.box.y1 < (1 - BAND) * height
 
 
 def side_stamps(blocks: list[dict], width: float) -> list[str]:
@@ -271,7 +279,7 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     wherever the converter put it, or added when it left it out), and lines the layout model
     took for running ones that read as the page's own text (its last paragraph, set like the
     body with nothing setting it apart: :meth:`_Margins.reads_as_text`; a caption; a
-    footnote) given back to the text."""
+    footnote; a block clear of the top and bottom bands) given back to the text."""
     margins = _Margins(page)
     markdown = _with_stamps(markdown, margins.stamps)
     if len(margins.blocks) < 2:
@@ -284,7 +292,12 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
             if (
                 block is not None
                 and margins.kind(block) is None
-                and (margins.reads_as_text(block) or block.caption or block.footnote)
+                and (
+                    margins.reads_as_text(block)
+                    or block.caption
+                    or block.footnote
+                    or margins.inside(block)
+                )
             ):
                 lines[number] = marked[2]
     texts = [n for n, line in enumerate(lines) if line.strip() and not line.startswith(("|", "!["))]
@@ -292,11 +305,19 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
         kind = margins.kind(block)
         if kind is None:
             continue
-        wanted = {_normalised(block.text), *(_normalised(x) for x in block.lines)} - {""}
-        for number in texts[:EDGE_LINES] if kind == "header" else texts[-EDGE_LINES:]:
-            line = lines[number]
-            if not _MARKED.match(line) and _normalised(line) in wanted:
-                lines[number] = f"<!--running {kind}--> {' '.join(line.split())}"
+        wanted = {_normalised(x) for x in block.lines} - {""}
+        whole = _normalised(block.text)
+        near = texts[:EDGE_LINES] if kind == "header" else texts[::-1][:EDGE_LINES]
+        for number in near:  # from the page's edge in: a heading further in with the same
+            line = lines[number]  # words (a chapter's title under its running head) stays
+            marked = _MARKED.match(line)
+            key = _normalised(marked[2] if marked else line)
+            if key == whole or key in wanted:
+                if not marked:
+                    lines[number] = f"<!--running {kind}--> {' '.join(line.split())}"
+                wanted.discard(key)
+                if key == whole or not wanted:
+                    break
     return "\n".join(lines)
 
 
