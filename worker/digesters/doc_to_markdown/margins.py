@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
 from bucketdigest.worker.digesters.doc_to_markdown.running import is_page_number
 
 BAND = 0.12
@@ -38,6 +39,8 @@ _FOOTNOTE_MARK = "*\u2217†‡§¶"
 _SUPERSCRIPT = 1
 _NORMALISED = re.compile(r"[\W_]+")
 _MARKED = re.compile(r"^<!--running (header|footer)--> ?(.*)$")
+_SIZED_HEADING = re.compile(f"^(#{{{ENCODED},}}) ")
+"""A heading as the converter marks it while converting: ``#`` its font size plus ENCODED."""
 _NUMBERED = re.compile(r"^\W*\d|\d\W*$")
 _CAPTION = re.compile(
     r"^\W*(?:table|tab\.|figure|fig\.|chart|plate|exhibit|scheme|listing|algorithm|abbildung"
@@ -239,15 +242,21 @@ class _Margins:
 
     def block_of(self, line: str) -> _Block | None:
         """The block whose text is the Markdown line ``line``, or one of whose lines is: one
-        in the same case first (a running head in capitals, the chapter's title under it)."""
+        in the same case first (a running head in capitals, the chapter's title under it), of
+        the heading's size when the line is a heading."""
+        heading = _SIZED_HEADING.match(line)
+        size = len(heading[1]) - ENCODED if heading else None
         for fold in (False, True):
             key = _normalised(line, fold)
             if not key:
                 return None
-            for block in self.blocks:
-                texts = (block.text, *block.lines)
-                if key in {_normalised(text, fold) for text in texts}:
-                    return block
+            found = [
+                block
+                for block in self.blocks
+                if key in {_normalised(text, fold) for text in (block.text, *block.lines)}
+            ]
+            if found:  # a heading's size tells it from a running head of the same words
+                return min(found, key=lambda b: 0 if size is None else abs(b.size - size))
         return None
 
     def inside(self, block: _Block) -> bool:
