@@ -285,19 +285,23 @@ def run(quick: bool, before: str | None = None) -> str:
             ],
         ),
     ]
+    lost = [
+        fact
+        for fact, results in zip(facts, outcomes, strict=True)
+        if results.get(BEFORE) and not results[SYSTEMS[0]]
+    ]
+    if lost:
+        lines += ["", "Facts the other checkout passes and this one misses:", ""]
+        lines += [f"- {_described(fact)}" for fact in lost]
     if failures:
         lines += ["", "Facts bucketdigest misses:", ""]
-        for fact, why in failures:
-            what = (
-                fact.get("text")
-                or fact.get("cell")
-                or f"{fact.get('before')} < {fact.get('after')}"
-            )
-            lines.append(
-                f"- {fact['type']} `{fact['doc'].rsplit('/', 1)[-1]}` p.{fact['page']}: "
-                f"{str(what)[:70]!r} ({why})"
-            )
+        lines += [f"- {_described(fact)} ({why})" for fact, why in failures]
     return "\n".join(lines)
+
+
+def _described(fact: dict[str, Any]) -> str:
+    what = fact.get("text") or fact.get("cell") or f"{fact.get('before')} < {fact.get('after')}"
+    return f"{fact['type']} `{fact['doc'].rsplit('/', 1)[-1]}` p.{fact['page']}: {str(what)[:70]!r}"
 
 
 if __name__ == "__main__":

@@ -288,7 +288,8 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
     wherever the converter put it, or added when it left it out), and lines the layout model
     took for running ones that read as the page's own text (its last paragraph, set like the
     body with nothing setting it apart: :meth:`_Margins.reads_as_text`; a caption; a
-    footnote; a block clear of the top and bottom bands) given back to the text."""
+    footnote; a heading whose block stands clear of the top and bottom bands) given back to the
+    text."""
     margins = _Margins(page)
     markdown = _with_stamps(markdown, margins.stamps)
     if len(margins.blocks) < 2:
@@ -305,7 +306,7 @@ def with_running_blocks(page: pymupdf.Page, markdown: str) -> str:
                     margins.reads_as_text(block)
                     or block.caption
                     or block.footnote
-                    or margins.inside(block)
+                    or (margins.inside(block) and _SIZED_HEADING.match(marked[2]))
                 )
             ):
                 lines[number] = marked[2]
