@@ -253,36 +253,24 @@ def run(quick: bool, before: str | None = None) -> str:
         f"{in_block} ({in_block / max(1, len(located)):.0%}) stand in one block of its page, and "
         f"{covered} ({covered / max(1, len(located)):.0%}) in a block whose regions hold at least "
         "95% of the fact's words where the page's text layer (or its OCR) puts them.",
-        "",
-        "By set of facts (``added`` in facts.jsonl: the kinds of page each round added):",
-        "",
-        table(
-            ["facts", *systems],
-            [
-                [name, *(_rate(results[system]) for system in systems)]
-                for name, results in sorted(by_set.items())
-            ],
+        *_breakdown(
+            "By set of facts (``added`` in facts.jsonl: the kinds of page each round added):",
+            "facts",
+            by_set,
+            systems,
         ),
-        "",
-        "By kind of page (the corpus category of the fact's document):",
-        "",
-        table(
-            ["kind of page", *systems],
-            [
-                [kind, *(_rate(results[system]) for system in systems)]
-                for kind, results in sorted(by_kind.items())
-            ],
+        *_breakdown(
+            "By kind of page (the corpus category of the fact's document):",
+            "kind of page",
+            by_kind,
+            systems,
         ),
-        "",
-        "By feature of the page (``feature`` in facts.jsonl: the kinds Markdown round three "
-        "names):",
-        "",
-        table(
-            ["feature", *systems],
-            [
-                [feature, *(_rate(results[system]) for system in systems)]
-                for feature, results in sorted(by_feature.items())
-            ],
+        *_breakdown(
+            "By feature of the page (``feature`` in facts.jsonl: the kinds Markdown round three "
+            "names):",
+            "feature",
+            by_feature,
+            systems,
         ),
     ]
     lost = [
@@ -297,6 +285,18 @@ def run(quick: bool, before: str | None = None) -> str:
         lines += ["", "Facts bucketdigest misses:", ""]
         lines += [f"- {_described(fact)} ({why})" for fact, why in failures]
     return "\n".join(lines)
+
+
+def _breakdown(
+    title: str, column: str, groups: dict[str, dict[str, list[bool]]], systems: tuple[str, ...]
+) -> list[str]:
+    """A titled table of each group's pass rate per system (nothing without groups)."""
+    if not groups:
+        return []
+    rows = [
+        [name, *(_rate(results[system]) for system in systems)] for name, results in groups.items()
+    ]
+    return ["", title, "", table([column, *systems], sorted(rows))]
 
 
 def _described(fact: dict[str, Any]) -> str:
