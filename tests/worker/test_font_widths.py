@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pymupdf
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
+from bucketdigest.worker.digesters.doc_to_markdown.font_widths import GLUED
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
 
@@ -90,7 +91,78 @@ def test_a_bold_caption_whose_widths_lie_keeps_its_word_spaces(tmp_path: Path, m
 def test_every_word_of_a_line_whose_widths_lie_is_read_apart(
     tmp_path: Path, words: list[str], face: str
 ) -> None:
+    """Where MuPDF alone reads a run of letters long enough to be glued words (after a wide
+    glyph such as a bold "m" it may see a space itself, leaving runs too short to measure)."""
     source = lying_widths_pdf(tmp_path / "line.pdf", [" ".join(words)], face)
+    assume(GLUED.search(pymupdf.open(source)[0].get_text()))
     lines = page_text(pymupdf.open(source)[0]).splitlines()
     assert lines[-1].split() == words
     assert lines[0] == BODY
+
+
+def _read_twice(source: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], int]:
+    """The page's lines read twice in one conversion's reading, and how many times its
+    characters were listed to measure them."""
+    from bucketdigest.worker.digesters.doc_to_markdown import word_spaces
+
+    listed = 0
+    list_chars = word_spaces._EXTRACT_RAWDICT
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal listed
+        listed += 1
+        return list_chars(*args, **kwargs)
+
+    monkeypatch.setattr(word_spaces, "_EXTRACT_RAWDICT", counted)
+    page = pymupdf.open(source)[0]
+    with word_spaces.spaced_lines(measured := set()):
+        texts = [
+            "\n".join(
+                "".join(span["text"] for span in line["spans"])
+                for block in page.get_text("dict")["blocks"]
+                for line in block.get("lines", ())
+            )
+            for _ in range(2)
+        ]
+    texts.append(page_text(page, measured))
+    return texts, listed
+
+
+def test_a_page_whose_widths_lie_is_spaced_at_every_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts, _ = _read_twice(lying_widths_pdf(tmp_path / "caption.pdf", [CAPTION]), monkeypatch)
+    assert all(CAPTION in text for text in texts)
+
+
+def test_a_page_of_long_true_words_is_measured_once_per_conversion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), "Use \\DeclareRobustCommand and \\abovedisplayshortskip.")
+    doc.save(tmp_path / "manual.pdf")
+
+    texts, listed = _read_twice(tmp_path / "manual.pdf", monkeypatch)
+
+    assert all("\\DeclareRobustCommand and \\abovedisplayshortskip." in t for t in texts)
+    assert listed == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "バケツの中の文書はすべて検索できるようになりました",
+        "桶里的所有文件现在都可以搜索了而且很快",
+    ],
+)
+def test_lines_of_scripts_without_word_spaces_are_not_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: str
+) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 72), line, fontname="china-s")
+    doc.save(tmp_path / "cjk.pdf")
+
+    texts, listed = _read_twice(tmp_path / "cjk.pdf", monkeypatch)
+
+    assert all(line in text for text in texts)
+    assert listed == 0

@@ -57,7 +57,10 @@ from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.textlayer import plain_text, with_text_layer
-from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import spaced_lines
+from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import (
+    MeasuredPages,
+    spaced_lines,
+)
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 _PARSER_BANNER = re.compile(r"^=== Document parser messages ===$", re.MULTILINE)
@@ -255,10 +258,11 @@ def convert(
             fingerprints = page_fingerprints(doc)
             if keep is not None and fingerprints is not None:
                 kept = keep(fingerprints)
+            measured: MeasuredPages = set()
             with (
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
-                spaced_lines() as fixes_failed,
+                spaced_lines(measured) as fixes_failed,
                 bounded_segmenting(),
                 layout_model(options.layout_features)
                 if options.mode == "layout"
@@ -274,7 +278,8 @@ def convert(
                 n for n, engine in enumerate(engines) if engine in (SCAN, GARBAGE, VERTICAL)
             }
             pages = tuple(
-                page.strip() for page in with_text_layer(doc, converted, problems, from_layer)
+                page.strip()
+                for page in with_text_layer(doc, converted, problems, from_layer, measured)
             )
             garbage = [n for n, engine in enumerate(engines, start=1) if engine == GARBAGE]
             if garbage:

@@ -8,6 +8,11 @@ shows the words spaced, but each claimed advance runs past the next glyph's star
 sees no gap anywhere and "Table 1: Composition of the pretraining data" comes out as
 "Table1:Compositionofthepretrainingdata".
 
+Only lines MuPDF reads with a run of letters long enough to be glued words (:data:`GLUED`) are
+measured, so that pages of right widths cost nothing: where MuPDF sees some of a lying line's
+spaces itself (after a glyph whose claimed width is near its true one) and leaves only short
+runs, the line is read as MuPDF reads it.
+
 Such a line shows itself by its advance boxes: they overlap their successors (by a tenth of
 an em and more, on most of the line), which true widths never do. Its word gaps are then
 measured from the font program's own advances: from where a glyph's true advance ends to where
@@ -27,9 +32,19 @@ import pymupdf
 
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import WORD_GAP, Char
 
-GLUED = re.compile(r"[^\W\d_]{15,}")
+_UNSPACED_SCRIPTS = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u0f00-\u0fff"  # Tibetan
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
+    "\u3040-\u30ff\u31f0-\u31ff"  # kana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\uac00-\ud7af"  # Hangul syllables (their spaces are :mod:`.hangul`'s)
+)
+GLUED = re.compile(rf"[^\W\d_{_UNSPACED_SCRIPTS}]{{15,}}")
 """A run of letters long enough that it may be words without their spaces: only lines holding
-one are measured (a text check on the page first, so other pages cost nothing)."""
+one are measured (a text check on the page first, so other pages cost nothing). Letters of
+scripts written without word spaces never make one: their lines are long runs by nature."""
 OVERLAP = 0.1
 """How far (a share of the font size) a glyph's claimed advance runs past the next glyph's
 start, at the median of the line, for the line's widths to be taken as lying."""
@@ -78,16 +93,19 @@ def _lies(chars: list[Char], size: float) -> bool:
     return len(overlaps) >= 4 and statistics.median(overlaps) > OVERLAP * size
 
 
-def space_by_true_widths(line: dict[str, Any], fonts: FontPrograms) -> None:
+def space_by_true_widths(line: dict[str, Any], fonts: FontPrograms) -> bool:
     """Give a horizontal line set in a font whose width table lies its word spaces (see the
-    module): a space character goes after each character a word gap follows."""
+    module): a space character goes after each character a word gap follows. Whether any span
+    of the line lied."""
     if line.get("dir", (1, 0)) != (1, 0):
-        return
+        return False
+    lied = False
     for span in line["spans"]:
         chars: list[Char] = span["chars"]
         size = float(span["size"])
         if not GLUED.search("".join(c["c"] for c in chars)) or not _lies(chars, size):
             continue
+        lied = True
         font = fonts[span["font"]]
         if font is None:
             continue
@@ -105,3 +123,4 @@ def space_by_true_widths(line: dict[str, Any], fonts: FontPrograms) -> None:
                 gap = (end, y0, following["origin"][0], y1)
                 spaced.append({**char, "c": " ", "bbox": gap, "origin": (end, char["origin"][1])})
         span["chars"] = spaced
+    return lied

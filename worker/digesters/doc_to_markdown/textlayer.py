@@ -10,7 +10,7 @@ import pymupdf
 
 from bucketdigest.shared.pagetext import image_links, without_surrogates, word_counts, word_recall
 from bucketdigest.worker.digesters.doc_to_markdown.repair import pdfium_texts
-from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
+from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import MeasuredPages, page_text
 
 TEXT_LAYER_MIN_WORDS = 20
 TEXT_LAYER_RECALL = 0.8
@@ -30,18 +30,23 @@ def plain_text(doc: pymupdf.Document, number: int, source: Path) -> str:
 
 
 def with_text_layer(
-    doc: pymupdf.Document, pages: list[str], problems: list[str], read_from_it: set[int]
+    doc: pymupdf.Document,
+    pages: list[str],
+    problems: list[str],
+    read_from_it: set[int],
+    measured: MeasuredPages | None = None,
 ) -> list[str]:
     """``pages``, except those whose Markdown lost most of the page's own text layer: they
     get the text layer's plain text, followed by their image links (noted in ``problems``).
-    Pages of ``read_from_it`` (0-based) were made from the text layer already."""
+    Pages of ``read_from_it`` (0-based) were made from the text layer already; ``measured``
+    is the conversion's (see :func:`.word_spaces.page_text`)."""
     kept, replaced = [], []
     for number, markdown in enumerate(pages):
         if number in read_from_it:
             kept.append(markdown)
             continue
         try:
-            layer = without_surrogates(page_text(doc[number])).strip()
+            layer = without_surrogates(page_text(doc[number], measured)).strip()
         except MemoryError:
             raise
         except Exception:

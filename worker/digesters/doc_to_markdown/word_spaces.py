@@ -11,6 +11,7 @@ MuPDF gives them, at little cost.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -40,8 +41,28 @@ _PLAIN_TEXT = _WITH_LIGATURES & ~pymupdf.TEXT_PRESERVE_LIGATURES
 ligature's letters are no characters), and the text with ligatures kept is read instead."""
 
 
-def _needs_fixing(text: str) -> bool:
-    return bool(RTL_TEXT.search(text) or HANGUL_TEXT.search(text) or GLUED.search(text))
+PageArea = tuple[int, int, tuple[float, float, float, float]]
+"""A page's area as text is read from it: the document's id, the page's number, the clip."""
+MeasuredPages = set[PageArea]
+"""Page areas whose long runs of letters were measured and are words (a manual's
+``DeclareRobustCommand``): measuring reads every character of the page (``extractRAWDICT``),
+so a conversion does it once per page and area, not at each of its reads."""
+
+
+def _written_across(text: str, page_key: PageArea | None, measured: MeasuredPages) -> bool:
+    """Whether the text holds right-to-left or Korean lines, or a run of letters that may be
+    words without their spaces, not yet measured on this page."""
+    if RTL_TEXT.search(text) or HANGUL_TEXT.search(text):
+        return True
+    return page_key not in measured and GLUED.search(text) is not None
+
+
+def _page_key(textpage: pymupdf.TextPage) -> PageArea | None:
+    page = textpage.parent
+    number = getattr(page, "number", None)
+    if not isinstance(number, int):
+        return None
+    return (id(page.parent), number, tuple(textpage.rect))
 
 
 def _as_dict(blocks: list[dict[str, Any]]) -> None:
@@ -54,14 +75,18 @@ def _as_dict(blocks: list[dict[str, Any]]) -> None:
                 span.pop("chars", None)
 
 
-def _fixed(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+def _fixed(
+    textpage: pymupdf.TextPage, *args: Any, measured: MeasuredPages | None = None, **kwargs: Any
+) -> dict[str, Any] | None:
     """The page's text as ``extractDICT`` gives it, with right-to-left and Korean lines made
-    right; None when MuPDF cannot list the page's characters (a glyph's code is no character:
-    ``chr()`` fails)."""
+    right and lines of lying widths spaced; None when MuPDF cannot list the page's characters
+    (a glyph's code is no character: ``chr()`` fails). A page whose long runs of letters all
+    proved words goes into ``measured``."""
     try:
         raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
         glyphs: Glyphs | None = None
         fonts = FontPrograms(textpage.parent)
+        lied = False
         for block in raw["blocks"]:
             for line in block.get("lines", ()):
                 text = "".join(char["c"] for span in line["spans"] for char in span["chars"])
@@ -70,25 +95,32 @@ def _fixed(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, A
                     if not merge_rtl_line(line, glyphs):
                         space_hangul_line(line, glyphs)
                 elif GLUED.search(text):
-                    space_by_true_widths(line, fonts)
+                    lied = space_by_true_widths(line, fonts) or lied
     except (SystemError, ValueError):
         return None
+    page_key = _page_key(textpage)
+    if measured is not None and page_key is not None and not lied:
+        measured.add(page_key)
     _as_dict(raw["blocks"])
     return raw
 
 
-def spaced_dict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right and drop
-    caps at the front of their paragraphs (:mod:`.drop_caps`)."""
+def spaced_dict(
+    textpage: pymupdf.TextPage, *args: Any, measured: MeasuredPages | None = None, **kwargs: Any
+) -> dict[str, Any]:
+    """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right, lines
+    of lying widths spaced (pages in ``measured`` have none) and drop caps at the front of
+    their paragraphs (:mod:`.drop_caps`)."""
     page: dict[str, Any] = _EXTRACT_DICT(textpage, *args, **kwargs)
-    spans = (
-        span
+    measured = set() if measured is None else measured
+    text = "\n".join(
+        span["text"]
         for block in page["blocks"]
         for line in block.get("lines", ())
         for span in line["spans"]
     )
-    if _needs_fixing("".join(span["text"] for span in spans)):
-        page = _fixed(textpage, *args, **kwargs) or page
+    if _written_across(text, _page_key(textpage), measured):
+        page = _fixed(textpage, *args, measured=measured, **kwargs) or page
     return joined_drop_caps(page)
 
 
@@ -155,14 +187,17 @@ def spaced_words(textpage: pymupdf.TextPage, delimiters: str | None = None) -> l
     )
 
 
-def page_text(page: pymupdf.Page) -> str:
-    """A page's plain text, with lines as :func:`spaced_dict` makes them, and ligatures and
-    presentation forms as their letters, as the Markdown has them."""
+def page_text(page: pymupdf.Page, measured: MeasuredPages | None = None) -> str:
+    """A page's plain text, with lines as :func:`spaced_dict` makes them (``measured`` as
+    there), and ligatures and presentation forms as their letters, as the Markdown has them."""
     textpage = page.get_textpage(flags=_PLAIN_TEXT)
     text = str(textpage.extractText())
-    if not _needs_fixing(text):
+    measured = set() if measured is None else measured
+    if not _written_across(text, _page_key(textpage), measured):
         return text
-    fixed = _fixed(textpage) or _fixed(page.get_textpage(flags=_WITH_LIGATURES))
+    fixed = _fixed(textpage, measured=measured) or _fixed(
+        page.get_textpage(flags=_WITH_LIGATURES), measured=measured
+    )
     if fixed is None:
         return text
     return "\n\n".join(
@@ -197,13 +232,18 @@ def _or_as_mupdf_reads(
 
 
 @contextmanager
-def spaced_lines() -> Iterator[list[str]]:
+def spaced_lines(measured: MeasuredPages | None = None) -> Iterator[list[str]]:
     """While converting, right-to-left and Korean lines are read as :func:`spaced_dict`
-    makes them, the characters and words of Korean lines (which tables are made of) as
+    makes them (``measured`` the pages it measured, shared with :func:`page_text`), the
+    characters and words of Korean lines (which tables are made of) as
     :func:`spaced_rawdict` and :func:`spaced_words` do. Yields the list of pages where a fix
     failed (read as MuPDF reads them instead)."""
     failed: list[str] = []
-    pymupdf.TextPage.extractDICT = _or_as_mupdf_reads(spaced_dict, _EXTRACT_DICT, failed)  # type: ignore[method-assign]
+    pymupdf.TextPage.extractDICT = _or_as_mupdf_reads(  # type: ignore[method-assign]
+        functools.partial(spaced_dict, measured=set() if measured is None else measured),
+        _EXTRACT_DICT,
+        failed,
+    )
     pymupdf.TextPage.extractRAWDICT = _or_as_mupdf_reads(  # type: ignore[method-assign]
         spaced_rawdict, _EXTRACT_RAWDICT, failed
     )
