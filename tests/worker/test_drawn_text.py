@@ -120,3 +120,32 @@ def test_lettering_over_a_textured_ground_is_read(tmp_path: Path) -> None:
     text = plain_text(conversion.pages[0])
     assert "HARVEST FORUM" in text and "RIVER VALLEY SHOW" in text
     assert text.index("RIVER VALLEY SHOW") < text.index("The committee met")
+
+
+@pytest.mark.parametrize(("left_out", "read_again"), [(2, 2), (7, 0)])
+def test_strips_are_read_again_beside_lettering_not_across_a_screenshot(
+    monkeypatch: pytest.MonkeyPatch, left_out: int, read_again: int
+) -> None:
+    """A picture whose page reading leaves a line or two out (a logo's small line) has them
+    read again; one that leaves many out is a screenshot of small print, whose page reading
+    is what it gives, at the cost of one reading."""
+    from bucketdigest.worker.digesters.doc_to_markdown import drawn_text
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=300, height=70)
+    page.insert_image(page.rect, stream=_logo(None))
+    strips = [pymupdf.IRect(150, 10 * n, 400, 10 * n + 8) for n in range(left_out)]
+    monkeypatch.setattr(drawn_text, "_unread_strips", lambda grey, words: strips)
+    blocks = []
+    read_image = drawn_text.read_image
+
+    def counted(*args: object, **kwargs: object) -> object:
+        blocks.append(kwargs.get("block", False))
+        return read_image(*args, **kwargs)
+
+    monkeypatch.setattr(drawn_text, "read_image", counted)
+
+    found = drawn_text._read(page, page.rect, "eng")
+
+    assert found is not None and "ACME ROBOTICS" in found.text
+    assert blocks == [False] + [True] * read_again
