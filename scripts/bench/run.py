@@ -82,9 +82,14 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         f"`{shlex.join(['python', 'scripts/bench/run.py', *sys.argv[1:]])}`._\n"
     )
     out: dict[str, str] = {}
+    since = time.perf_counter()
 
     def add(heading: str, body: str) -> None:
+        """Keep a section's table, and say on stderr how long it took to measure."""
+        nonlocal since
         out[f"## {heading}"] = f"## {heading}\n\n{stamp}\n{body.rstrip()}\n"
+        print(f"{time.perf_counter() - since:6.0f} s  {heading}", file=sys.stderr, flush=True)
+        since = time.perf_counter()
 
     if "realworld" in wanted:
         add(
