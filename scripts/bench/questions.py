@@ -8,8 +8,10 @@ the cases that lose answers: text that repeats (``repeated``: the same passage i
 documents, or slides whose every page repeats its navigation lines), tables with
 abbreviations (``table``), formulas (``formula``), an English question about a manual that
 also exists in translation (``translation``; the Japanese, Chinese and Korean versions are in
-the corpus), questions in other languages (``non-English``), one-page documents, forms and
-scanned pages with a text layer.
+the corpus), questions in other languages (``non-English``), one-page documents, forms,
+scanned pages with a text layer, and passages past the first 1,000 characters of their chunk
+(``deep``: past what the model read of a long chunk before chunks were read in windows; 50
+questions written before windows were built).
 
 A hit answers when its document holds the evidence: every document and page whose indexed
 text contains it (letters and digits compared, case and spacing ignored) is an answer, so a
