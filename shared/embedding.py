@@ -17,6 +17,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +146,138 @@ with the batch times its length squared): 1 text a run embedded 56 chunks/s at a
 peak, 16 a run 47 chunks/s at 0.81 GiB; short texts still share runs."""
 
 
+WINDOW_TOKENS = MAX_TOKENS - 2
+"""Word pieces in a window: all the model reads of a text, between its [CLS] and [SEP]."""
+WINDOW_OVERLAP = 32
+"""Word pieces a window shares with the one before it (about a sentence), so a passage cut
+by a window's edge is read whole by the next; windows cost 1.15 times a text's word pieces."""
+
+
+TextWindows = tuple["np.ndarray", list[tuple[int, int]]]
+"""One text's window vectors and the characters each window covers."""
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The vectors of the windows of several texts: row ``i`` of ``vectors`` is the
+    characters ``spans[i]`` of text ``owners[i]``; each text has at least one window, its
+    windows in order."""
+
+    vectors: np.ndarray
+    owners: np.ndarray
+    spans: np.ndarray
+
+    def of(self, count: int) -> list[np.ndarray]:
+        """Each of the ``count`` texts' window vectors."""
+        import numpy as np
+
+        bounds = np.searchsorted(self.owners, np.arange(count + 1))
+        return [self.vectors[bounds[i] : bounds[i + 1]] for i in range(count)]
+
+    def per_text(self, count: int) -> list[TextWindows]:
+        """Each of the ``count`` texts' window vectors and spans."""
+        return list(zip(self.of(count), self.spans_of(count), strict=True))
+
+    def spans_of(self, count: int) -> list[list[tuple[int, int]]]:
+        """Each of the ``count`` texts' window spans."""
+        found: list[list[tuple[int, int]]] = [[] for _ in range(count)]
+        for owner, (start, end) in zip(self.owners.tolist(), self.spans.tolist(), strict=True):
+            found[owner].append((start, end))
+        return found
+
+    def pooled(self, count: int) -> np.ndarray:
+        """One vector a text: the normalised mean of its windows' (a text of one window:
+        that window's, which is the text's own vector)."""
+        import numpy as np
+
+        pooled = np.zeros((count, DIMENSION), dtype=np.float32)
+        np.add.at(pooled, self.owners, self.vectors)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.clip(norms, 1e-12, None)
+
+    @classmethod
+    def joined(cls, texts: Sequence[TextWindows]) -> Windows:
+        """The windows of texts given one by one (each its vectors and spans)."""
+        import numpy as np
+
+        owners = [owner for owner, (_, spans) in enumerate(texts) for _ in spans]
+        spans = [span for _, text_spans in texts for span in text_spans]
+        vectors = [vector for text_vectors, _ in texts for vector in text_vectors]
+        return cls(
+            np.array(vectors, dtype=np.float32).reshape(len(vectors), DIMENSION),
+            np.array(owners, dtype=np.int64),
+            np.array(spans, dtype=np.int64).reshape(len(spans), 2),
+        )
+
+    def record(self) -> dict[str, Any]:
+        """How ``embeddings.json`` describes the windows of ``windows.npy``."""
+        return {
+            "tokens": WINDOW_TOKENS,
+            "overlap": WINDOW_OVERLAP,
+            "count": len(self.vectors),
+            "spans": [
+                [owner, *span]
+                for owner, span in zip(self.owners.tolist(), self.spans.tolist(), strict=True)
+            ],
+        }
+
+    @classmethod
+    def stored(cls, record: Any, data: bytes | None, count: int) -> Windows | None:
+        """The windows a result holds for its ``count`` texts (``record`` as :meth:`record`
+        wrote it, ``data`` the ``windows.npy`` bytes); None when it holds none, made them
+        another way, or they are not well formed (a zip from the bucket is untrusted)."""
+        import io
+
+        import numpy as np
+
+        if data is None or not isinstance(record, dict):
+            return None
+        if (record.get("tokens"), record.get("overlap")) != (WINDOW_TOKENS, WINDOW_OVERLAP):
+            return None
+        spans = record.get("spans")
+        if not isinstance(spans, list) or not all(
+            isinstance(span, list) and len(span) == 3 and all(type(v) is int for v in span)
+            for span in spans
+        ):
+            return None
+        try:
+            vectors = np.load(io.BytesIO(data), allow_pickle=False)
+        except ValueError:
+            return None
+        table = np.array(spans, dtype=np.int64).reshape(len(spans), 3)
+        owners = table[:, 0]
+        every_text = np.array_equal(np.unique(owners), np.arange(count))
+        if vectors.shape != (len(spans), DIMENSION) or not every_text:
+            return None
+        if np.any(np.diff(owners) < 0):
+            return None
+        return cls(vectors.astype(np.float32, copy=False), owners, table[:, 1:])
+
+
+def window_bounds(words: Sequence[int | None], size: int, overlap: int) -> list[tuple[int, int]]:
+    """Windows ``[start, end)`` over a text's word pieces (``words`` gives each piece's word,
+    as the tokenizer numbers them): at most ``size`` pieces each, each after the first
+    starting ``overlap`` pieces before the previous one's end. Edges fall between words
+    (a word longer than a window is cut)."""
+
+    def word_start(at: int, low: int) -> int:
+        """``at``, or the nearest piece before it that starts a word, not before ``low``."""
+        edge = at
+        while edge > low and words[edge] is not None and words[edge] == words[edge - 1]:
+            edge -= 1
+        return edge if edge > low else at
+
+    count = len(words)
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = count if start + size >= count else word_start(start + size, start)
+        bounds.append((start, end))
+        if end >= count:
+            return bounds
+        start = word_start(max(end - overlap, start + 1), start)
+
+
 class Embedder:
     """all-MiniLM-L6-v2: texts in, L2-normalised float32 vectors of ``DIMENSION`` out.
     ``precision`` is the weights' (see :func:`quantize_int8`)."""
@@ -170,8 +303,11 @@ class Embedder:
             onnx = quantized if quantized.is_file() else quantize_int8(onnx, quantized)
         self.precision = precision
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.no_padding()  # the file asks for padding; batches are padded here
+        self.whole_tokenizer = Tokenizer.from_str(self.tokenizer.to_str())
+        """Reads a text whole, for its windows."""
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.whole_tokenizer.no_truncation()
         options = onnxruntime.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
@@ -182,22 +318,52 @@ class Embedder:
         )
 
     def encode(self, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS) -> np.ndarray:
-        """One row per text, in order. Texts are run in batches of like length of at most
+        """One row per text, in order, of the text's first :data:`MAX_TOKENS` word pieces
+        (what the model reads of it). Texts are run in batches of like length of at most
         ``batch_tokens`` tokens (padding included), a longer text alone."""
+        encodings = self.tokenizer.encode_batch(list(texts))
+        return self._run([e.ids for e in encodings], batch_tokens)
+
+    def encode_windows(self, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS) -> Windows:
+        """Every text read whole, as windows of :data:`WINDOW_TOKENS` word pieces overlapping
+        by :data:`WINDOW_OVERLAP` (a text the model reads whole in one: one window, whose
+        vector is :meth:`encode`'s)."""
         import numpy as np
 
-        vectors = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        for chosen in _batches([len(e.ids) for e in encodings], batch_tokens):
-            width = len(encodings[chosen[-1]].ids)
+        first, last = self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")
+        sequences: list[list[int]] = []
+        owners: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for owner, encoding in enumerate(self.whole_tokenizer.encode_batch(list(texts))):
+            ids, offsets = encoding.ids[1:-1], encoding.offsets[1:-1]
+            if not ids:
+                sequences.append([first, last])
+                owners.append(owner)
+                spans.append((0, 0))
+                continue
+            for start, end in window_bounds(encoding.word_ids[1:-1], WINDOW_TOKENS, WINDOW_OVERLAP):
+                sequences.append([first, *ids[start:end], last])
+                owners.append(owner)
+                spans.append((offsets[start][0], offsets[end - 1][1]))
+        return Windows(
+            self._run(sequences, batch_tokens),
+            np.array(owners, dtype=np.int64),
+            np.array(spans, dtype=np.int64).reshape(len(spans), 2),
+        )
+
+    def _run(self, sequences: Sequence[Sequence[int]], batch_tokens: int) -> np.ndarray:
+        """The model's pooled, normalised vector of each sequence of token ids."""
+        import numpy as np
+
+        vectors = np.zeros((len(sequences), DIMENSION), dtype=np.float32)
+        for chosen in _batches([len(ids) for ids in sequences], batch_tokens):
+            width = len(sequences[chosen[-1]])
             ids = np.zeros((len(chosen), width), dtype=np.int64)
             mask = np.zeros_like(ids)
-            types = np.zeros_like(ids)
             for row, i in enumerate(chosen):
-                tokens = len(encodings[i].ids)
-                ids[row, :tokens] = encodings[i].ids
-                mask[row, :tokens] = 1
-                types[row, :tokens] = encodings[i].type_ids
+                ids[row, : len(sequences[i])] = sequences[i]
+                mask[row, : len(sequences[i])] = 1
+            types = np.zeros_like(ids)  # one sentence: all of type 0
             (hidden,) = self.session.run(
                 None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             )

