@@ -29,18 +29,15 @@ from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME
 from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
     from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "3"
 """2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`); 3: a chunk's
-``terms`` lead with its headings, and its ``fingerprint`` finds the same passage elsewhere;
-4: a chunk's ``vector`` is its windows' vectors (Lance compares a query with each and scores
-the row by the best)."""
+``terms`` lead with its headings, and its ``fingerprint`` finds the same passage elsewhere."""
 _MODEL_KEY = b"bucketdigest.embedding_model"
 _SCHEMA_KEY = b"bucketdigest.schema_version"
 REBUILD_HINT = "run `bucketdigest index --rebuild`"
@@ -69,7 +66,7 @@ COMPACT_FROM_FRAGMENTS = 24
 """Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
 
 
-def _schema(vector: pa.DataType, *fields: pa.Field) -> pa.Schema:
+def _schema(*fields: pa.Field) -> pa.Schema:
     import pyarrow as pa
 
     shared = [
@@ -82,7 +79,7 @@ def _schema(vector: pa.DataType, *fields: pa.Field) -> pa.Schema:
         pa.field("tags", pa.list_(pa.string())),
         pa.field("text", pa.string()),
         pa.field("terms", pa.string()),
-        pa.field("vector", vector),
+        pa.field("vector", pa.list_(pa.float32(), DIMENSION)),
     ]
     metadata = {_MODEL_KEY: MODEL_NAME.encode(), _SCHEMA_KEY: SCHEMA_VERSION.encode()}
     return pa.schema([*shared, *fields], metadata=metadata)
@@ -91,37 +88,16 @@ def _schema(vector: pa.DataType, *fields: pa.Field) -> pa.Schema:
 @functools.cache
 def chunk_schema() -> pa.Schema:
     """``text`` is the chunk's plain text; ``locations`` is ``source<TAB>path`` per line;
-    ``fingerprint`` a SimHash of its text (:func:`.terms.fingerprint`); ``vector`` its
-    windows' vectors (:func:`window_column`)."""
+    ``fingerprint`` a SimHash of its text (:func:`.terms.fingerprint`)."""
     import pyarrow as pa
 
     return _schema(
-        pa.list_(pa.list_(pa.float32(), DIMENSION)),
         pa.field("fingerprint", pa.int64()),
         pa.field("id", pa.string(), nullable=False),
         pa.field("page", pa.int32()),
         pa.field("part", pa.int32()),
         pa.field("headings", pa.list_(pa.string())),
     )
-
-
-def window_column(chunks: list[np.ndarray]) -> pa.Array:
-    """The chunks table's ``vector`` column: for each chunk, its windows' vectors."""
-    import numpy as np
-    import pyarrow as pa
-
-    vectors = np.concatenate([*chunks, np.zeros((0, DIMENSION))]).astype(np.float32)
-    offsets = np.concatenate([[0], np.cumsum([len(windows) for windows in chunks])])
-    flat = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel(), pa.float32()), DIMENSION)
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), flat)
-
-
-def best_window(windows: Any, vector: np.ndarray) -> float:
-    """A row's cosine with a query's ``vector``: a chunk's best window's (``windows`` as
-    its row holds them), a document's own."""
-    import numpy as np
-
-    return float(np.max(np.asarray(windows, dtype=np.float32) @ vector))
 
 
 @functools.cache
@@ -131,7 +107,6 @@ def document_schema() -> pa.Schema:
     import pyarrow as pa
 
     return _schema(
-        pa.list_(pa.float32(), DIMENSION),
         pa.field("etag", pa.string()),
         pa.field("summary", pa.string()),
         pa.field("pages", pa.int32()),

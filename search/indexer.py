@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bucketdigest.search import generation, lease
-from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema, window_column
+from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
@@ -119,6 +119,7 @@ def _commit(index: SearchIndex, batch: list[DocumentRows], *, fresh: bool) -> No
     """Chunks first (upsert by id, deleting the batch's stale chunks), documents second.
     ``fresh``: the tables held no row when this run began, so its batches (distinct
     documents) are appended as they are (an upsert costs three times as much)."""
+    import numpy as np
     import pyarrow as pa
 
     if not batch:
@@ -128,9 +129,10 @@ def _commit(index: SearchIndex, batch: list[DocumentRows], *, fresh: bool) -> No
     for rows in batch:
         for name in columns:
             columns[name].extend(rows.chunks[name])
+    vectors = np.concatenate([rows.vectors for rows in batch])
     arrays = {name: pa.array(columns[name], schema.field(name).type) for name in columns}
-    arrays["vector"] = window_column(
-        [chunk for rows in batch for chunk in rows.windows.of(len(rows.chunks["id"]))]
+    arrays["vector"] = pa.FixedSizeListArray.from_arrays(
+        pa.array(vectors.ravel(), pa.float32()), vectors.shape[1]
     )
     chunk_table = pa.table(arrays, schema=schema)
     documents = pa.Table.from_pylist([rows.document for rows in batch], schema=document_schema())
@@ -204,7 +206,7 @@ def catch_up(
                     report.skipped[digest] = rows
                     continue
                 batch.append(rows)
-                report.chunks += len(rows.chunks["id"])
+                report.chunks += len(rows.vectors)
                 if digest in indexed:
                     report.replaced += 1
                 else:

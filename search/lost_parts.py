@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +93,7 @@ def read_rows(table: Any, lost: LostRows | None, **query: Any) -> list[dict[str,
 def nearest_rows(table: Any, lost: LostRows, query: dict[str, Any]) -> list[dict[str, Any]]:
     """``query``'s nearest neighbours (its ``nearest``: ``column``, ``q``, ``k``, cosine)
     by comparing every vector of the fragments ``lost`` leaves, a batch at a time, with
-    ``_distance`` as Lance gives it (a row of several vectors, a chunk's windows: its
-    best's); its ``filter`` applies."""
+    ``_distance`` as Lance gives it; its ``filter`` applies."""
     nearest = query["nearest"]
     column, k = nearest["column"], int(nearest["k"])
     wanted = [c for c in query.get("columns") or [] if c != "_distance"]
@@ -113,24 +109,11 @@ def nearest_rows(table: Any, lost: LostRows, query: dict[str, Any]) -> list[dict
     for batch in scanner.to_batches():
         if not batch.num_rows:
             continue
-        similarity = _similarities(batch.column(column), asked)
+        vectors = np.stack(batch.column(column).to_numpy(zero_copy_only=False)).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        similarity = vectors @ asked / np.where(norms == 0, 1.0, norms)
         top = np.argsort(-similarity)[:k]
         rows = batch.select(wanted).take(top).to_pylist() if wanted else [{} for _ in top]
         best += [(float(similarity[i]), row) for i, row in zip(top, rows, strict=True)]
         best = sorted(best, key=lambda pair: -pair[0])[:k]
     return [{**row, "_distance": 1.0 - similarity} for similarity, row in best]
-
-
-def _similarities(column: pa.Array, asked: np.ndarray) -> np.ndarray:
-    """Each row's cosine with ``asked``: of its vector, or of the best of its vectors."""
-    import pyarrow as pa
-
-    several = pa.types.is_list(column.type) and pa.types.is_fixed_size_list(column.type.value_type)
-    flat = column.flatten() if several else column
-    vectors = np.stack(flat.to_numpy(zero_copy_only=False)).astype(np.float32)
-    norms = np.linalg.norm(vectors, axis=1)
-    similarity = vectors @ asked / np.where(norms == 0, 1.0, norms)
-    if not several:
-        return similarity
-    starts = np.asarray(column.offsets)[:-1] - column.offsets[0].as_py()
-    return np.maximum.reduceat(similarity, starts)

@@ -21,7 +21,7 @@ from typing import Any
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.hit import Hit
-from bucketdigest.search.index import REBUILD_HINT, TERMS, best_window
+from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
     LostRows,
@@ -342,6 +342,7 @@ class Searcher:
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, Any]]]:
         """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`);
         a clear winner of either ranking stands no lower than :data:`CLEAR_WINNER_PLACE`."""
+        import numpy as np
 
         chunks = table is self.chunks
         vector = self._vector(request.query)
@@ -367,7 +368,7 @@ class Searcher:
             about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
         scored: dict[int, float] = {}
         for row in keyword:
-            similarity = best_window(row["vector"], vector)
+            similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
             weak = held[row[_OFFSET]] < HELD_FLOOR and counts[row[_OFFSET]][0] < 2
             if weak and similarity < SIMILARITY_FLOOR:
                 continue  # a word in common, nothing in meaning: below the floor

@@ -1,11 +1,11 @@
 """Index rows from one result zip: a row per search chunk, one for the document.
 
 The chunks, their vectors, tags, summary and page count come from the zip; the paths a
-document was ingested from come from the registry. A chunk's row holds the vectors of its
-windows (``windows.npy``; :meth:`.Embedder.encode_windows`), a chunk found by its best; a result
-made before windows has its chunk's one vector (``embeddings.npy``) as its one window until
-``reprocess --outdated`` brings it along; a document whose embeddings are missing (that output
-failed) has its chunks embedded here, so every row can be found by meaning.
+document was ingested from come from the registry. Vectors come from ``embeddings.npy`` (a
+chunk's: the mean of its windows' vectors, :mod:`.digesters.search_semantic`; a result made
+before windows: its first 256 word pieces', until ``reprocess --outdated``); a document whose
+embeddings are missing (that output failed) has its chunks embedded here, the same way, so
+every row can be found by meaning.
 """
 
 from __future__ import annotations
@@ -18,19 +18,11 @@ from typing import Any
 import numpy as np
 
 from bucketdigest.search.terms import fingerprints, index_terms, matched_text
-from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, Windows, shared_embedder
+from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, shared_embedder
 from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.naming import display_name, own_title
 from bucketdigest.shared.records import SourceRecord
-from bucketdigest.shared.result import (
-    CHUNKS,
-    EMBEDDINGS,
-    EMBEDDINGS_INFO,
-    SUMMARY,
-    TAGS,
-    WINDOW_VECTORS,
-    ResultZip,
-)
+from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, SUMMARY, TAGS, ResultZip
 
 
 @dataclass(frozen=True)
@@ -39,32 +31,25 @@ class DocumentRows:
 
     digest: str
     chunks: dict[str, list[Any]]
-    """Columns of the chunks table but its vectors (see ``windows``)."""
-    windows: Windows
-    """The vectors of the chunks' windows, each chunk's in order."""
+    """Columns of the chunks table (vectors as one float32 array, row per chunk)."""
+    vectors: np.ndarray
     document: dict[str, Any]
 
 
-def _windows(result: ResultZip, chunks: list[dict[str, Any]]) -> Windows:
-    """The chunks' stored windows when they match the chunks and the model (a result made
-    before windows: each chunk's vector as its one window), else made now."""
-    import io
-
-    count = len(chunks)
+def _vectors(result: ResultZip, chunks: list[dict[str, Any]]) -> np.ndarray:
+    """The chunks' stored vectors when they match the chunks and the model, else made now."""
     stored, about = result.read(EMBEDDINGS), result.json(EMBEDDINGS_INFO)
-    if stored is not None and isinstance(about, dict):
+    if stored is not None and about is not None:
         ids = [c["id"] for c in chunks]
         if about.get("model") == MODEL_NAME and about.get("chunk_ids") == ids:
-            windows = Windows.stored(about.get("windows"), result.read(WINDOW_VECTORS), count)
-            if windows is not None:
-                return windows
+            import io
+
             vectors = np.load(io.BytesIO(stored), allow_pickle=False)
-            if vectors.shape == (count, DIMENSION):
-                whole = [[(0, len(c["text"]))] for c in chunks]
-                return Windows.joined(list(zip(vectors[:, None, :], whole, strict=True)))
+            if vectors.shape == (len(chunks), DIMENSION):
+                return vectors.astype(np.float32, copy=False)
     if not chunks:
-        return Windows.joined([])
-    return shared_embedder().encode_windows([c["text"] for c in chunks])
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    return shared_embedder().encode_windows([c["text"] for c in chunks]).pooled(len(chunks))
 
 
 def rows_from_result(
@@ -77,7 +62,7 @@ def rows_from_result(
         chunks = loads_lines(result.text(CHUNKS))
         tags = [t["keyword"] for t in result.json(TAGS, [])]
         summary = result.text(SUMMARY).strip()
-        windows = _windows(result, chunks)
+        vectors = _vectors(result, chunks)
 
     # what every row of the document shares: where it came from, its title, type and tags
     names = sorted({o.path for o in origins}) or list(info.get("names", []))
@@ -116,7 +101,7 @@ def rows_from_result(
     # and the document's own row: its words, and the mean of its chunks' vectors
     text = "\n".join([title, *([own] if own else []), *names, ", ".join(tags), summary])
     if count:
-        mean = windows.pooled(count).mean(axis=0)
+        mean = vectors.mean(axis=0)
         vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
     else:  # nothing to average: the document's own words stand for it
         vector = shared_embedder().encode([text])[0]
@@ -137,4 +122,4 @@ def rows_from_result(
         "chunks": count,
         "indexed_at": datetime.now(UTC),
     }
-    return DocumentRows(digest, columns, windows, document)
+    return DocumentRows(digest, columns, vectors, document)

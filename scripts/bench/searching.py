@@ -23,7 +23,7 @@ from searching_data import (
 )
 from searching_results import indexing, quality
 
-from bucketdigest.search.index import SearchIndex, chunk_schema, window_column
+from bucketdigest.search.index import SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
@@ -31,9 +31,6 @@ from bucketdigest.search.terms import fingerprints, index_terms
 from bucketdigest.shared.config import StoreSettings
 
 BATCH = 100_000
-WINDOW_SHARES = [0.60, 0.15, 0.10, 0.15]
-"""Shares of chunks of 1, 2, 3 and 4 windows (as search-semantic reads them) on the real-world
-corpus."""
 BIN = Path(sys.executable).parent
 
 
@@ -50,8 +47,7 @@ def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple
     for start in range(0, rows, BATCH):
         count = min(BATCH, rows - start)
         digests = [_digest(f"doc-{(start + i) // 50}") for i in range(count)]
-        windows = rng.choice(len(WINDOW_SHARES), size=count, p=WINDOW_SHARES) + 1
-        vectors = unit_vectors(int(windows.sum()), rng)
+        vectors = unit_vectors(count, rng)
         columns = {
             "digest": digests,
             "title": [f"Book {d[:6]}" for d in digests],
@@ -69,7 +65,7 @@ def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple
             "headings": [["Chapter"]] * count,
         }
         arrays = {k: pa.array(v, schema.field(k).type) for k, v in columns.items()}
-        arrays["vector"] = window_column(np.split(vectors, np.cumsum(windows)[:-1]))
+        arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 384)
         index.chunks.add(pa.table(arrays, schema=schema))
     written = time.perf_counter() - started
     started = time.perf_counter()
@@ -148,9 +144,7 @@ def latency(quick: bool) -> str:
         f"Warm `Searcher.search` (query embedding, filters, names and snippets included), "
         f"{len(queries)} queries of 2-4 words per mode, p50 / p95 in ms; synthetic chunks of "
         f"20-40 words drawn from the Python standard library's words (Zipf), random unit "
-        f"vectors, 1-4 a chunk as the real-world corpus's chunks have windows "
-        f"({', '.join(f'{share:.0%}' for share in WINDOW_SHARES)}), an IVF-SQ vector index "
-        f"(cosine, nprobes 20) from 20,000 rows on, full-text "
+        f"vectors, an IVF-SQ vector index (cosine, nprobes 20) from 20,000 rows on, full-text "
         f"and filter indexes always. The filtered column is hybrid with "
         f"`--type pdf --tag rules`.\n\n"
     )

@@ -79,9 +79,13 @@ NOTICE = " ".join(random.Random(99).choices(WORDS, k=450))
 
 
 def _section(n: int, task: str) -> str:
-    """A section of the manual: the repeated rule, its task, and words of its own."""
-    own = " ".join(random.Random(n).choices(WORDS, k=700))  # a chunk of its own
-    return f"## Task {n}\n\n{REPEATED} {task} Parts: {own}."
+    """A section of the manual: the repeated rule, its task, and words of its own (700: a
+    chunk of its own), the rule said again among them (a chunk is indexed by the mean of
+    its windows' vectors: a rule said once in five windows of other words reads as those
+    words)."""
+    draw = random.Random(n)
+    own = [" ".join(draw.choices(WORDS, k=140)) for _ in range(5)]
+    return f"## Task {n}\n\n{REPEATED} {task} " + " ".join(f"Parts: {p}. {REPEATED}" for p in own)
 
 
 def _write(folder: Path) -> None:
