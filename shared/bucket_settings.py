@@ -21,6 +21,7 @@ from typing import Any, get_type_hints
 
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS
+from bucketdigest.shared.embedding import PRECISIONS
 from bucketdigest.shared.errors import ConfigError, Conflict, CorruptRecord, NotFound
 from bucketdigest.shared.events import Webhooks, check_endpoint, check_secret, new_secret
 from bucketdigest.shared.records import JsonRecord
@@ -86,6 +87,8 @@ class BucketSettings(JsonRecord):
     asr_endpoint: str | None = None
     """An OpenAI-compatible speech recogniser (pocketsphinx without)."""
     asr_model: str | None = None
+    embedding_precision: str | None = None
+    """The weights search-semantic embeds with: ``int8`` (the default) or ``float32``."""
 
     def public(self) -> dict[str, Any]:
         """The record as JSON data for display: the events secret as ``(set)``."""
@@ -190,6 +193,7 @@ CHAIN_SETTINGS = (
     "llm_model",
     "asr_endpoint",
     "asr_model",
+    "embedding_precision",
 )
 """The settings that shape a result (the others shape the queue)."""
 SETTING_NAMES = tuple(f.name for f in fields(BucketSettings) if f.name not in _BOOKKEEPING)
@@ -297,6 +301,8 @@ def _checked(settings: BucketSettings) -> BucketSettings:
         problems.append(f"converter_mode is one of {', '.join(CONVERTER_MODES)}")
     if settings.layout_features not in (None, *LAYOUT_FEATURES):
         problems.append(f"layout_features is one of {', '.join(LAYOUT_FEATURES)}")
+    if settings.embedding_precision not in (None, *PRECISIONS):
+        problems.append(f"embedding_precision is one of {', '.join(PRECISIONS)}")
     if problems:
         raise ConfigError("; ".join(problems))
     return settings

@@ -136,9 +136,13 @@ def quantize_int8(source: Path, dest: Path) -> Path:
 
 
 PRECISIONS = ("int8", "float32")
-"""float32 is what the index holds: int8 embeds 1.6 times as fast, but found 0.01 fewer
-known items at R@1 and R@10 on every query set of the real-world corpus (docs/benchmarks.md,
-"Embeddings"), so it is not the default."""
+DEFAULT_PRECISION = "int8"
+"""What search-semantic embeds chunks with (the ``embedding_precision`` setting). Reading
+every chunk whole in windows embeds three times the word pieces of the first window alone,
+and int8 embeds them 1.5 times as fast (1.8 on one thread) at a cosine of 0.99 to float's;
+with windows, the question bench and the known-item bench found as much either way (within
+0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are embedded
+with float32 (a query is one short text)."""
 BATCH_TOKENS = 256
 """Tokens a model run takes at most (texts of like length together, padded to the longest):
 on real chunks a long text alone embeds fastest and with the least memory (attention grows
@@ -352,10 +356,15 @@ class Embedder:
         )
 
     def _run(self, sequences: Sequence[Sequence[int]], batch_tokens: int) -> np.ndarray:
-        """The model's pooled, normalised vector of each sequence of token ids."""
+        """The model's pooled, normalised vector of each sequence of token ids. With 8-bit
+        weights each sequence runs alone: the activations are quantised with a scale taken
+        from the whole batch, so a text's vector would depend on the texts beside it (a
+        cosine of 0.99 between two runs of the same text)."""
         import numpy as np
 
         vectors = np.zeros((len(sequences), DIMENSION), dtype=np.float32)
+        if self.precision == "int8":
+            batch_tokens = 0  # each alone: 8-bit activations are scaled by their whole batch
         for chosen in _batches([len(ids) for ids in sequences], batch_tokens):
             width = len(sequences[chosen[-1]])
             ids = np.zeros((len(chosen), width), dtype=np.int64)
@@ -414,6 +423,7 @@ def query_embedder() -> Embedder:
 
 
 @functools.cache
-def shared_embedder() -> Embedder:
-    """One embedder per process (a worker's digester child keeps it across documents)."""
-    return Embedder()
+def shared_embedder(precision: str = "float32") -> Embedder:
+    """One embedder of each precision per process (a worker's digester child keeps it across
+    documents)."""
+    return Embedder(precision=precision)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bucketdigest.shared.bucket_settings import ENDPOINTS
+from bucketdigest.shared.embedding import DEFAULT_PRECISION
 from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 
@@ -38,6 +39,8 @@ class DigestSettings:
     force_ocr: bool = False
     """Every page of a PDF read by OCR, its text layer left aside."""
     ocr_dpi: int = 300
+    embedding_precision: str = DEFAULT_PRECISION
+    """The weights search-semantic embeds with (:data:`.embedding.DEFAULT_PRECISION`)."""
     thumbnail_pixels: int = 320
     """The thumbnail's longer side."""
     llm: LlmSettings | None = None
@@ -58,6 +61,7 @@ class DigestSettings:
             "layout_features": converter.layout_features,
             "ocr_language": self.ocr_language,
             "force_ocr": self.force_ocr,
+            "embedding_precision": self.embedding_precision,
         }
         for (url, model), endpoint in zip(
             ENDPOINTS, (self.ocr_endpoint, self.llm, self.asr_endpoint), strict=True

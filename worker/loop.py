@@ -118,7 +118,12 @@ class WorkerSettings:
         }
         digest = replace(self.digest, converter=replace(self.digest.converter, **converter))
         digest = replace(
-            digest, **{k: chosen[k] for k in ("ocr_language", "force_ocr") if k in chosen}
+            digest,
+            **{
+                k: chosen[k]
+                for k in ("ocr_language", "force_ocr", "embedding_precision")
+                if k in chosen
+            },
         )
         key_env = next(
             (e.api_key_env for e in (digest.llm, digest.ocr_endpoint, digest.asr_endpoint) if e),

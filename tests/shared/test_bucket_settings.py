@@ -65,6 +65,8 @@ def test_each_change_is_a_new_version_and_an_editor_who_read_an_old_one_is_refus
     assert read_settings(store)[0].max_attempts == 5
     with pytest.raises(ConfigError, match="converter_mode is one of layout, legacy"):
         change_settings(store, {"converter_mode": "magic"})
+    with pytest.raises(ConfigError, match="embedding_precision is one of int8, float32"):
+        change_settings(store, {"embedding_precision": "int4"})
     with pytest.raises(ConfigError, match="no setting 'colour'"):
         change_settings(store, {"colour": "red"})
 

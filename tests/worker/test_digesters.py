@@ -14,6 +14,7 @@ import numpy as np
 import pymupdf
 import pytest
 
+from bucketdigest.shared.embedding import PRECISIONS, shared_embedder
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import file_type
 from bucketdigest.shared.samples import make_pdf
@@ -78,6 +79,22 @@ def test_a_pdf_goes_through_the_whole_chain(tmp_path: Path) -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     info = json.loads(results["embeddings"].files["embeddings.json"])
     assert info["chunk_ids"] == [c["id"] for c in chunks] and info["dimension"] == 384
+    assert info["precision"] == "int8", "8-bit weights unless the bucket says float32"
+    windows = np.load(io.BytesIO(results["embeddings"].files["windows.npy"]))
+    made = shared_embedder("int8").encode_windows([c["text"] for c in chunks])
+    assert windows.shape == made.vectors.shape and np.allclose(windows, made.vectors, atol=1e-5)
+
+
+def test_float_weights_embed_when_the_bucket_says_so(tmp_path: Path) -> None:
+    source = make_pdf(tmp_path / "rules.pdf", title="Castle Siege", pages=2, seed=7)
+    ctx = _ctx(tmp_path, source, embedding_precision="float32")
+    results = _chain_until(ctx, "search-semantic")
+    assert json.loads(results["embeddings"].files["embeddings.json"])["precision"] == "float32"
+    chunks = [json.loads(line) for line in results["chunks"].files["chunks.jsonl"].splitlines()]
+    windows = np.load(io.BytesIO(results["embeddings"].files["windows.npy"]))
+    made = {p: shared_embedder(p).encode_windows([c["text"] for c in chunks]) for p in PRECISIONS}
+    assert np.allclose(windows, made["float32"].vectors, atol=1e-5)
+    assert not np.allclose(windows, made["int8"].vectors, atol=1e-3), "the weights differ"
 
 
 def test_a_scanned_page_comes_out_searchable(tmp_path: Path) -> None:

