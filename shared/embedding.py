@@ -245,17 +245,17 @@ class Windows:
         ):
             return None
         try:
-            vectors = np.load(io.BytesIO(data), allow_pickle=False)
-        except ValueError:
+            vectors = np.load(io.BytesIO(data), allow_pickle=False).astype(np.float32)
+            table = np.array(spans, dtype=np.int64).reshape(len(spans), 3)
+        except (ValueError, EOFError, OSError, OverflowError):  # not an array of numbers
             return None
-        table = np.array(spans, dtype=np.int64).reshape(len(spans), 3)
         owners = table[:, 0]
         every_text = np.array_equal(np.unique(owners), np.arange(count))
         if vectors.shape != (len(spans), DIMENSION) or not every_text:
             return None
         if np.any(np.diff(owners) < 0):
             return None
-        return cls(vectors.astype(np.float32, copy=False), owners, table[:, 1:])
+        return cls(vectors, owners, table[:, 1:])
 
 
 def window_bounds(words: Sequence[int | None], size: int, overlap: int) -> list[tuple[int, int]]:

@@ -115,4 +115,10 @@ def test_stored_windows_that_are_not_well_formed_are_not_used() -> None:
     for bad in broken:
         assert Windows.stored(bad, data, 2) is None, bad
     assert Windows.stored(record, b"not numpy", 2) is None
+    assert Windows.stored(record, data[: len(data) // 2], 2) is None, "cut short"
+    text = io.BytesIO()
+    np.save(text, np.array(["a"] * len(made.vectors)))
+    assert Windows.stored(record, text.getvalue(), 2) is None, "no numbers"
+    huge = {**record, "spans": [[2**70, 0, 1], *record["spans"][1:]]}
+    assert Windows.stored(huge, data, 2) is None
     assert Windows.stored(record, data, 3) is None, "a chunk without windows"
