@@ -139,13 +139,26 @@ def test_watching_what_is_not_a_folder_says_so(tmp_path: Path) -> None:
         )
 
 
+def _interruptible(command: list[str]) -> subprocess.Popen[str]:
+    """``command`` started as a shell starts it, Ctrl-C delivered as SIGINT: a runner that
+    ignores SIGINT (pytest-xdist's workers) would pass that on, and Python turns no SIGINT
+    into KeyboardInterrupt in a process that starts with it ignored."""
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
 def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
     folder = tmp_path / "inbox"
     folder.mkdir()
     bucket = tmp_path / "bucket"
     command = [sys.executable, "-m", "bucketdigest.cli.main", "ingest", str(folder), "--watch"]
     command += ["--settle", str(SETTLE), "--ext", "txt", "--bucket", str(bucket)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = _interruptible(command)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))
     reader.start()
@@ -193,7 +206,7 @@ def test_run_watch_converts_what_arrives_until_ctrl_c(tmp_path: Path) -> None:
     bucket = tmp_path / "bucket"
     command = [sys.executable, "-m", "bucketdigest.cli.main", "run", str(folder), "--watch"]
     command += ["--settle", str(SETTLE), "--ext", "txt", "--workers", "1", "--bucket", str(bucket)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = _interruptible(command)
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))
     reader.start()
