@@ -21,7 +21,14 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from bucketdigest.shared.embedding import TextWindows, shared_embedder
+from bucketdigest.shared.embedding import (
+    DIMENSION,
+    MODEL_NAME,
+    MODEL_PACKAGE,
+    TextWindows,
+    Windows,
+    shared_embedder,
+)
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.jsonlines import loads_lines
@@ -49,8 +56,6 @@ class SearchSemantic(Digester):
     kinds = frozenset(FileKind)
 
     def run(self, ctx: DigestContext) -> dict[str, Produced]:
-        from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME, MODEL_PACKAGE, Windows
-
         chunks = loads_lines(ctx.read_text(CHUNKS))
         texts = [c["text"] for c in chunks]
         precision = ctx.settings.embedding_precision
@@ -104,13 +109,16 @@ def _kept_windows(
 ) -> dict[str, TextWindows]:
     """The predecessor's windows of each chunk text it embedded the same way (same model,
     same weights, same windows)."""
-    from bucketdigest.shared.embedding import MODEL_NAME, Windows
-
     info, chunks = predecessor.read(EMBEDDINGS_INFO), predecessor.read(CHUNKS)
     if info is None or chunks is None:
         return {}
-    about = json.loads(info)
-    before = [chunk["text"] for chunk in loads_lines(chunks)]
+    try:  # the predecessor's zip is untrusted
+        about = json.loads(info)
+        before = [str(chunk["text"]) for chunk in loads_lines(chunks)]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    if not isinstance(about, dict):
+        return {}
     windows = Windows.stored(about.get("windows"), predecessor.read(WINDOW_VECTORS), len(before))
     made_with = (about.get("model"), about.get("precision", "float32"))
     if made_with != (MODEL_NAME, precision) or windows is None:
