@@ -4,7 +4,7 @@ The chunks, their vectors, tags, summary and page count come from the zip; the p
 document was ingested from come from the registry. Vectors come from ``embeddings.npy`` (a
 chunk's: the mean of its windows' vectors, :mod:`.digesters.search_semantic`; a result made
 before windows: its first 256 word pieces', until ``reprocess --outdated``); a document whose
-embeddings are missing (that output failed) has its chunks embedded here, the same way, so
+embeddings are missing (that output failed) has its chunks embedded here, in windows (float32), so
 every row can be found by meaning.
 """
 
