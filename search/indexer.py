@@ -17,7 +17,7 @@ import multiprocessing
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -170,17 +170,21 @@ def catch_up(
     index: SearchIndex,
     *,
     keep_lease: Callable[[], bool] = lambda: True,
+    only: Collection[str] | None = None,
 ) -> IndexReport:
     """Bring ``index`` up to date with the bucket; ``keep_lease`` is asked between commits
-    (False: stop, the lease is lost)."""
+    (False: stop, the lease is lost). ``only``: index these documents alone (a stand-in for
+    passages whose index files are lost, :mod:`.stand_in`)."""
     started = time.perf_counter()
     report = IndexReport()
 
     # what to do: the results against the rows (hash and zip ETag)
     done = {keys.parse_out_key(i.key): i for i in store.list(keys.OUT_PREFIX)}
+    if only is not None:
+        done = {digest: info for digest, info in done.items() if digest in only}
     indexed = _indexed(index)
     fresh = not indexed and index.chunks.count_rows() == 0
-    report.removed = _remove(index, set(indexed) - set(done))
+    report.removed = _remove(index, set(indexed) - set(done)) if only is None else 0
     todo = sorted(d for d, info in done.items() if indexed.get(d) != info.etag)
     origins = _origins(store, todo) if todo else {}
     parts = [

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
@@ -32,12 +34,14 @@ from bucketdigest.search.lost_parts import (
 )
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
+from bucketdigest.search.stand_in import StandIn, lost_documents, read_again
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms, near_duplicates
-from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
 from bucketdigest.shared.naming import display_name
+from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -183,10 +187,22 @@ class _Pick:
 class Searcher:
     """Answers search requests on one index; the embedding model loads on first use."""
 
-    def __init__(self, chunks: Any, documents: Any, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        chunks: Any,
+        documents: Any,
+        embedder: Embedder | None = None,
+        results: Callable[[], Store] | None = None,
+    ) -> None:
         self.chunks = chunks
         self.documents = documents
         self._embedder = embedder
+        self._results = results
+        """Opens the store whose results stand in for passages whose index files are lost
+        (:mod:`.stand_in`); None: such documents are found as documents alone."""
+        self._stand_in: tuple[Searcher, StandIn] | None = None
+        self._stand_in_tried = False
+        self._stand_in_lock = threading.Lock()
         self._vectors: dict[str, Any] = {}
         self._vectors_lock = threading.Lock()
         """A server's threads share the searcher: two evicting the same oldest vector at
@@ -204,11 +220,18 @@ class Searcher:
         with self._lost_lock:
             rows = sum(lost.rows for lost in self._lost.values())
             unanswered = sorted(self._unanswered)
+        stand_in = self._stand_in[1] if self._stand_in else None
+        if stand_in is not None and not stand_in.missed and not unanswered:
+            return (
+                f"{rows} passages whose index files are lost are read from their "
+                f"{stand_in.read} documents' results until the next indexing rebuilds the index"
+            )
         said = [f"{rows} passages whose index files are lost"] if rows else []
         said += [f"the {ranking} ranking (its index files are lost)" for ranking in unanswered]
         if not said:
             return None
-        return f"searches leave out {' and '.join(said)} until the next indexing rebuilds it"
+        read = f" ({stand_in.read} documents' read from their results)" if stand_in else ""
+        return f"searches leave out {' and '.join(said)}{read} until the next indexing rebuilds it"
 
     def _rows(self, table: Any, **query: Any) -> list[dict[str, Any]]:
         """``table.to_table(**query)``'s rows. Once a query finds a file of ``table`` lost,
@@ -236,7 +259,8 @@ class Searcher:
     def open(cls, settings: StoreSettings, cache: IndexCache | None = None) -> Searcher:
         """The searcher of the index of the bucket ``settings`` names (read from ``cache``'s
         local copy when there is one)."""
-        return cls(*open_tables(settings, cache))
+        tables = open_tables(settings, cache)
+        return cls(*tables, results=partial(open_store, settings, self_test=False))
 
     def reads_the_same_index_as(self, other: Searcher) -> bool:
         """Whether ``other`` reads the same versions of the same tables (a server keeps its
@@ -421,12 +445,14 @@ class Searcher:
     def search(self, request: SearchRequest) -> list[Hit]:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer.
 
-        While passages' index files are lost, their documents are still found as documents:
-        the documents' own hits, by words and meaning whatever the mode asked (title, names,
-        tags, summary; the mean of its passages' vectors), follow the passages found, for
-        documents no passage found."""
+        While passages' index files are lost, their documents' passages are searched in a
+        stand-in read from their results (:mod:`.stand_in`), their hits ranked among the
+        others; documents it does not hold are still found as documents: the documents' own
+        hits, by words and meaning whatever the mode asked (title, names, tags, summary; the
+        mean of its passages' vectors), follow the passages found, for documents no passage
+        found."""
         request = request.validated()
-        if request.level is not Level.CHUNKS or request.document is not None:
+        if request.level is not Level.CHUNKS:
             return self._search(request)
         try:
             hits = self._search(request)
@@ -436,12 +462,34 @@ class Searcher:
                 self._lost.setdefault(self.chunks.uri, LostRows((), self.chunks.count_rows()))
         with self._lost_lock:
             lost = self._lost.get(self.chunks.uri)
-        if lost is None or not lost.rows or len(hits) >= request.limit:
+        if lost is None or not lost.rows:
+            return hits
+        stand_in = self._stand_in_for(lost)
+        if stand_in is not None:
+            hits = _merged(hits, stand_in.search(request), request.limit)
+        if len(hits) >= request.limit or request.document is not None:
             return hits
         found = {hit.digest for hit in hits}
         documents = self._search(replace(request, level=Level.DOCUMENTS, mode=Mode.HYBRID))
         hits += [hit for hit in documents if hit.digest not in found]
         return hits[: request.limit]
+
+    def _stand_in_for(self, lost: LostRows) -> Searcher | None:
+        """The searcher of the passages ``lost`` holds, read from their results (made once;
+        None without a store to read them from, or when they cannot be read)."""
+        with self._stand_in_lock:
+            if not self._stand_in_tried and self._results is not None:
+                self._stand_in_tried = True
+                try:
+                    digests = lost_documents(self.chunks, self.documents, lost)
+                    made = read_again(self._results(), digests) if digests else None
+                except Exception:  # the searches go on as they did without it
+                    log.exception("the passages whose index files are lost cannot be read again")
+                    made = None
+                if made is not None:
+                    searcher = Searcher(made.chunks, made.documents, self._embedder)
+                    self._stand_in = (searcher, made)
+            return self._stand_in[0] if self._stand_in else None
 
     def _search(self, request: SearchRequest) -> list[Hit]:
         chunks = request.level is Level.CHUNKS
@@ -563,6 +611,13 @@ class Searcher:
         except (ValueError, LostIndexPart):
             best = []
         return best[0]["text"] if best else (row["summary"] or row["text"])
+
+
+def _merged(hits: list[Hit], more: list[Hit], limit: int) -> list[Hit]:
+    """Two searches' hits best first, each passage once."""
+    seen = {(hit.digest, hit.chunk_id) for hit in hits}
+    extra = [hit for hit in more if (hit.digest, hit.chunk_id) not in seen]
+    return sorted([*hits, *extra], key=lambda hit: -hit.score)[:limit]
 
 
 def search(

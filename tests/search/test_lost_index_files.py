@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bucketdigest.search import indexer
+from bucketdigest.search import indexer, stand_in
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Level, Mode, SearchRequest
@@ -47,7 +47,7 @@ def damaged(
     return settings, digests
 
 
-def test_the_whole_documents_are_found_and_the_lost_rows_left_out(
+def test_the_lost_passages_are_read_from_their_results_until_the_rebuild(
     damaged: tuple[StoreSettings, dict[str, str]],
 ) -> None:
     settings, digests = damaged
@@ -56,17 +56,38 @@ def test_the_whole_documents_are_found_and_the_lost_rows_left_out(
         hits = searcher.search(SearchRequest(NAVAL, mode=mode))
         assert hits and hits[0].digest == digests["naval/broadsides.md"], mode
         harvest = searcher.search(SearchRequest(HARVEST, mode=mode))
-        as_document = [h for h in harvest if h.digest == digests["world/harvest.md"]]
-        assert as_document, f"{mode}: a document whose passages are lost is found as a document"
-        assert as_document[0].chunk_id is None and as_document[0].page is None
+        assert harvest and harvest[0].digest == digests["world/harvest.md"], mode
+        assert harvest[0].chunk_id is not None and harvest[0].page is not None, mode
+        assert "barley" in harvest[0].snippet.text.lower(), mode
+    within = searcher.search(SearchRequest("granary", document=digests["world/harvest.md"]))
+    assert [hit.digest for hit in within] == [digests["world/harvest.md"]]
+    assert "granary" in within[0].snippet.text.lower()
     documents = searcher.search(SearchRequest(NAVAL, level=Level.DOCUMENTS))
     assert documents[0].digest == digests["naval/broadsides.md"]
-    assert searcher.damage is not None and "passages whose index files are lost" in searcher.damage
+    assert searcher.damage is not None
+    assert "are read from their 1 documents' results" in searcher.damage
 
     index_bucket(LocalStore(Path(settings.bucket)), settings)  # finds it lost, rebuilds beside
     rebuilt = Searcher.open(settings)
     assert rebuilt.search(SearchRequest(HARVEST))[0].digest == digests["world/harvest.md"]
     assert rebuilt.damage is None
+
+
+def test_lost_passages_past_what_is_read_again_leave_their_documents_found_as_documents(
+    damaged: tuple[StoreSettings, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings, digests = damaged
+    monkeypatch.setattr(stand_in, "MAX_DOCUMENTS", 0)
+    searcher = Searcher.open(settings)
+    for mode in Mode:
+        hits = searcher.search(SearchRequest(NAVAL, mode=mode))
+        assert hits and hits[0].digest == digests["naval/broadsides.md"], mode
+        harvest = searcher.search(SearchRequest(HARVEST, mode=mode))
+        as_document = [h for h in harvest if h.digest == digests["world/harvest.md"]]
+        assert as_document, f"{mode}: a document whose passages are lost is found as a document"
+        assert as_document[0].chunk_id is None and as_document[0].page is None
+    assert searcher.damage is not None and "passages whose index files are lost" in searcher.damage
+    assert "(0 documents' read from their results)" in searcher.damage
 
 
 def test_an_index_that_lost_its_files_gives_way_to_the_other_ranking(
