@@ -15,13 +15,16 @@ from bucketdigest.cli.group import cli, console, library_errors
 from bucketdigest.cli.ingest_options import ingest_options, watch_options
 from bucketdigest.cli.options import (
     chosen_workers,
-    flag_defaults,
-    flags_given,
-    max_attempts_option,
     metrics_port_option,
     priority_option,
     store_options,
     workers_option,
+)
+from bucketdigest.cli.setting_flags import (
+    adopt_given,
+    given_settings,
+    refuse_shadowing,
+    setting_flag,
 )
 from bucketdigest.cli.worker_options import worker_options
 from bucketdigest.ingestor.inbox import take_inbox
@@ -41,8 +44,7 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.runner.listing import find_digest
 from bucketdigest.runner.local import run_local, run_watching
 from bucketdigest.runner.rerun import reprocess_documents, retry_documents
-from bucketdigest.runner.wiring import adopt_settings, refuse_shadowing, work_bucket, work_via
-from bucketdigest.shared.bucket_settings import SETTING_NAMES
+from bucketdigest.runner.wiring import settings_via, work_bucket, work_via
 from bucketdigest.shared.chain import DIGESTERS, known_digester
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.keys import Priority
@@ -199,15 +201,15 @@ def work(
         delete_source_when_done=delete_source_when_done,
         metrics_port=metrics_port,
     )
-    given, defaults = flags_given(SETTING_NAMES), flag_defaults(SETTING_NAMES)
     if via is not None:
         if not token:
             raise click.UsageError("--via needs --token (or BUCKETDIGEST_WORKER_TOKEN)")
         if delete_source_when_done:
             raise click.UsageError("a brokered worker cannot delete sources")
-        summaries = work_via(via, token, settings, chosen_workers(workers), given, defaults)
+        refuse_shadowing(settings_via(via, token), given_settings())
+        summaries = work_via(via, token, settings, chosen_workers(workers))
     else:
-        refuse_shadowing(store, given, defaults)
+        refuse_shadowing(Bucket(store, check_writes=False).settings, given_settings())
         summaries = work_bucket(store, settings, chosen_workers(workers))
     for summary in summaries:
         click.echo(
@@ -225,7 +227,7 @@ def work(
     show_default=True,
     help="Upper bound on any lease, in seconds.",
 )
-@max_attempts_option
+@setting_flag("max_attempts")
 @metrics_port_option
 @click.option(
     "--every",
@@ -260,7 +262,7 @@ def monitor(
     store: StoreSettings,
     once: bool,
     stale_after: float,
-    max_attempts: int,
+    max_attempts: int | None,
     metrics_port: int | None,
     every: float,
     reconcile_every: float,
@@ -273,13 +275,16 @@ def monitor(
 
     Example: bucketdigest monitor --once
     """
-    refuse_shadowing(store, flags_given(("max_attempts",)), flag_defaults(("max_attempts",)))
+    bucket = Bucket(store, check_writes=False)
+    refuse_shadowing(bucket.settings, given_settings(("max_attempts",)))
     target = open_store(store)
     if metrics_port is not None:
         serve_queue_gauges(target, metrics_port)
     run_monitor(
         target,
-        MonitorSettings(stale_after=stale_after, max_attempts=max_attempts),
+        MonitorSettings(
+            stale_after=stale_after, max_attempts=max_attempts or MonitorSettings.max_attempts
+        ),
         every=every,
         reconcile_every=reconcile_every,
         check_every=check_every,
@@ -312,7 +317,7 @@ def run(
 
     Example: bucketdigest run ~/scans --watch
     """
-    adopt_settings(store, flags_given(SETTING_NAMES))
+    adopt_given(Bucket(store, check_writes=False), given_settings())
     workers = chosen_workers(workers)
     if watch is not None:
         names = ", ".join(sources)

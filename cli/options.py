@@ -7,14 +7,12 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import click
 
 from bucketdigest.search.cache import DEFAULT_MAX_BYTES, IndexCacheSettings
-from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.config import DEFAULT_BUCKET, StoreSettings
 from bucketdigest.shared.keys import Priority
 from bucketdigest.shared.logs import LogFormat, LogSetup
@@ -43,35 +41,6 @@ def option_group(target: str, build: Callable[..., Any], *options: Decorator) ->
 
     return decorate
 
-
-def flags_given(names: tuple[str, ...]) -> dict[str, Any]:
-    """The options of ``names`` given on the command line or by environment variable (not
-    left at their defaults), with their values: what a command checks against the bucket's
-    settings (``shared/bucket_settings.refuse_flags``)."""
-    context = click.get_current_context()
-    sources = (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
-    return {
-        name: context.params[name]
-        for name in names
-        if name in context.params and context.get_parameter_source(name) in sources
-    }
-
-
-def flag_defaults(names: tuple[str, ...]) -> dict[str, Any]:
-    """The defaults of the current command's options among ``names`` (None for an option
-    without one: click's own marker for that is not a value)."""
-    context = click.get_current_context()
-    defaults = {p.name: p.get_default(context) for p in context.command.params if p.name in names}
-    return {name: None if isinstance(value, Enum) else value for name, value in defaults.items()}
-
-
-max_attempts_option = click.option(
-    "--max-attempts",
-    type=click.IntRange(1),
-    default=MAX_ATTEMPTS,
-    show_default=True,
-    help="Attempts before a document is dead-lettered.",
-)
 
 metrics_port_option = click.option(
     "--metrics-port",

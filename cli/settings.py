@@ -8,8 +8,9 @@ import click
 
 from bucketdigest.cli.group import cli, library_errors
 from bucketdigest.cli.options import store_options
+from bucketdigest.cli.setting_flags import FLAGGED, flag_of, worker_defaults
 from bucketdigest.runner.bucket import Bucket
-from bucketdigest.shared.bucket_settings import SETTING_NAMES, BucketSettings
+from bucketdigest.shared.bucket_settings import DECLARED, SETTING_NAMES, BucketSettings
 from bucketdigest.shared.config import StoreSettings
 
 
@@ -68,6 +69,30 @@ def set_command(name: str, value: str, store: StoreSettings) -> None:
             f"events are signed with {bucket.events_secret()} (give it to each receiver; the "
             "secret it replaces signs beside it for a day)"
         )
+
+
+@config.command(name="describe")
+def describe() -> None:
+    """Print every setting, who follows it, its flag and what it decides, as a Markdown
+    table (docs/guide.md's "Settings" is this table).
+
+    Example: bucketdigest config describe
+    """
+    click.echo(settings_table())
+
+
+def settings_table() -> str:
+    """Every declared setting as a row of a Markdown table."""
+    defaults = worker_defaults()
+    rows = ["| setting | followed by | flag of `work` and `run` | default | what it decides |"]
+    rows.append("| --- | --- | --- | --- | --- |")
+    for name, declared in DECLARED.items():
+        flag = f"`{flag_of(name)}`" if name in FLAGGED else ""
+        default = defaults.get(name)
+        shown = "" if default in (None, (), "") else f"`{json.dumps(default)}`"
+        row = (f"`{name}`", declared.follows.value, flag, shown, declared.help)
+        rows.append(f"| {' | '.join(row)} |")
+    return "\n".join(rows)
 
 
 @config.command(name="edit")

@@ -3,90 +3,44 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import click
 
-from bucketdigest.cli.options import max_attempts_option, option_group
-from bucketdigest.shared.bucket_settings import CONVERTER_MODES, LAYOUT_FEATURES
-from bucketdigest.shared.embedding import PRECISIONS
-from bucketdigest.shared.windows import Schedule
+from bucketdigest.cli.options import option_group
+from bucketdigest.cli.setting_flags import FLAGGED, setting_flag
+from bucketdigest.shared.bucket_settings import BucketSettings, check_settings
+from bucketdigest.shared.errors import ConfigError
 from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
-from bucketdigest.worker.digesters.doc_to_markdown.options import (
-    ConverterOptions,
-)
 from bucketdigest.worker.loop import WorkerSettings, idle_sleep_for
 from bucketdigest.worker.sandbox import SandboxLimits
 
 
-def _endpoint(
-    url: str | None, model: str | None, key_env: str, flags: tuple[str, str]
-) -> LlmSettings | None:
-    """A model server named by a URL flag and a model flag, which go together."""
-    if bool(url) != bool(model):
-        raise click.UsageError(f"{flags[0]} and {flags[1]} go together: give both or neither.")
-    return LlmSettings(url=url, model=model, api_key_env=key_env) if url and model else None
-
-
 def _worker(
     *,
-    lease_seconds: float,
     job_timeout: float,
     page_timeout: float,
     max_memory: int | None,
     jobs_per_child: int,
     model_threads: int | None,
-    max_attempts: int,
-    retry_delay: float,
     checkpoint_after: float,
-    converter_mode: str,
-    keep_headers: bool,
-    plain_pages: bool,
-    layout_features: str,
-    ocr_language: str,
-    embedding_precision: str,
-    llm_url: str | None,
-    llm_model: str | None,
     llm_key_env: str,
-    ocr_endpoint: str | None,
-    ocr_model: str | None,
-    asr_endpoint: str | None,
-    asr_model: str | None,
     monitor_every: float,
     grace: float,
-    run_window: tuple[str, ...],
+    **settings: Any,
 ) -> WorkerSettings:
-    # the model servers some digesters call: each a URL and a model, given together
-    llm = _endpoint(llm_url, llm_model, llm_key_env, ("--llm-url", "--llm-model"))
-    vision = _endpoint(ocr_endpoint, ocr_model, llm_key_env, ("--ocr-endpoint", "--ocr-model"))
-    speech = _endpoint(asr_endpoint, asr_model, llm_key_env, ("--asr-endpoint", "--asr-model"))
-
-    try:
-        schedule = Schedule.parse(run_window)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--run-window") from exc
-
-    # the worker's settings: the chain's, the digester child's limits, the queue's
-    return WorkerSettings(
-        lease_seconds=lease_seconds,
-        max_attempts=max_attempts,
-        retry_delay=retry_delay,
+    """The worker's own options, and the bucket settings its flags give
+    (:mod:`.setting_flags`: the rest are the worker's defaults until it follows the bucket)."""
+    given = {name: value for name, value in settings.items() if value not in (None, ())}
+    problem = _checked_settings(given)
+    if problem:
+        raise click.UsageError(problem)
+    started = WorkerSettings(
         checkpoint_after=checkpoint_after,
-        idle_sleep=idle_sleep_for(lease_seconds),
         grace_seconds=grace,
         monitor_every=monitor_every,
-        schedule=schedule,
-        digest=DigestSettings(
-            converter=ConverterOptions(
-                mode=converter_mode,
-                keep_headers=keep_headers,
-                plain_pages=plain_pages,
-                layout_features=layout_features,
-            ),
-            ocr_language=ocr_language,
-            embedding_precision=embedding_precision,
-            llm=llm,
-            ocr_endpoint=vision,
-            asr_endpoint=speech,
-        ),
+        digest=DigestSettings(api_key_env=llm_key_env),
         limits=SandboxLimits(
             timeout=job_timeout,
             per_page=page_timeout,
@@ -94,19 +48,23 @@ def _worker(
             jobs_per_child=jobs_per_child,
             model_threads=model_threads,
         ),
-    )
+    ).with_settings(given)
+    return replace(started, idle_sleep=idle_sleep_for(started.lease_seconds))
+
+
+def _checked_settings(given: dict[str, Any]) -> str | None:
+    """Why the settings ``given`` by flags cannot be (their declarations' checks, and the
+    rules between settings), in the flags' words; None when they can."""
+    try:
+        check_settings(BucketSettings(**given))
+    except ConfigError as exc:
+        return str(exc).replace("_", "-")
+    return None
 
 
 worker_options = option_group(
     "worker",
     _worker,
-    click.option(
-        "--lease-seconds",
-        type=click.FloatRange(1),
-        default=WorkerSettings.lease_seconds,
-        show_default=True,
-        help="Lease of a claim; renewed every quarter of it.",
-    ),
     click.option(
         "--job-timeout",
         type=click.FloatRange(1),
@@ -146,14 +104,7 @@ worker_options = option_group(
         "onnxruntime's choice, a thread per core for each [default: the machine's cores "
         "shared out among --workers; one worker: onnxruntime's choice].",
     ),
-    max_attempts_option,
-    click.option(
-        "--retry-delay",
-        type=click.FloatRange(0),
-        default=WorkerSettings.retry_delay,
-        show_default=True,
-        help="Backoff before the second attempt (doubles after).",
-    ),
+    *(setting_flag(name) for name in FLAGGED),
     click.option(
         "--checkpoint-after",
         type=click.FloatRange(0),
@@ -163,90 +114,10 @@ worker_options = option_group(
         "seconds (a taken-over job resumes from there).",
     ),
     click.option(
-        "--converter-mode",
-        type=click.Choice(CONVERTER_MODES),
-        default=ConverterOptions.mode,
-        show_default=True,
-        envvar="BUCKETDIGEST_CONVERTER_MODE",
-        help="pymupdf4llm engine: layout (better text) or legacy (faster).",
-    ),
-    click.option(
-        "--keep-headers",
-        is_flag=True,
-        envvar="BUCKETDIGEST_KEEP_HEADERS",
-        help="Keep running headers, footers and page numbers in the text (by default they "
-        "go to pages.json, out of pages, chunks and summaries).",
-    ),
-    click.option(
-        "--plain-pages/--no-plain-pages",
-        default=ConverterOptions.plain_pages,
-        show_default=True,
-        envvar="BUCKETDIGEST_PLAIN_PAGES",
-        help="Convert plain pages (one column of text) from their text layer, the layout "
-        "model only the others (docs/benchmarks.md: the same facts, faster).",
-    ),
-    click.option(
-        "--layout-features",
-        type=click.Choice(LAYOUT_FEATURES),
-        default=ConverterOptions.layout_features,
-        show_default=True,
-        envvar="BUCKETDIGEST_LAYOUT_FEATURES",
-        help="What the layout model sees of a page: its text layer and an image of it, its "
-        "text layer alone (faster), or auto: the image only of pages with pictures or "
-        "vector graphics.",
-    ),
-    click.option(
-        "--ocr-language",
-        default=DigestSettings.ocr_language,
-        show_default=True,
-        envvar="BUCKETDIGEST_OCR_LANGUAGE",
-        help="Tesseract language(s) for page-ocr, e.g. eng or deu+eng.",
-    ),
-    click.option(
-        "--embedding-precision",
-        type=click.Choice(PRECISIONS),
-        default=DigestSettings.embedding_precision,
-        show_default=True,
-        envvar="BUCKETDIGEST_EMBEDDING_PRECISION",
-        help="The weights search-semantic embeds passages with: int8 (1.5 times as fast, "
-        "the same answers on our benchmarks) or float32.",
-    ),
-    click.option(
-        "--llm-url",
-        envvar="BUCKETDIGEST_LLM_URL",
-        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) for summaries; "
-        "without it summaries are extractive.",
-    ),
-    click.option(
-        "--llm-model", envvar="BUCKETDIGEST_LLM_MODEL", help="Model name sent to --llm-url."
-    ),
-    click.option(
         "--llm-key-env",
         default=LlmSettings.api_key_env,
         show_default=True,
         help="Environment variable holding the endpoint's API key (if it needs one).",
-    ),
-    click.option(
-        "--ocr-endpoint",
-        envvar="BUCKETDIGEST_OCR_ENDPOINT",
-        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a vision model "
-        "(olmOCR, or any model vLLM, Ollama or LM Studio serve) that reads pages without a "
-        "text layer; Tesseract reads a page it fails on. Its key: --llm-key-env.",
-    ),
-    click.option(
-        "--ocr-model",
-        envvar="BUCKETDIGEST_OCR_MODEL",
-        help="Model name sent to --ocr-endpoint.",
-    ),
-    click.option(
-        "--asr-endpoint",
-        envvar="BUCKETDIGEST_ASR_ENDPOINT",
-        help="OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a speech "
-        "recogniser (a Whisper server) for audio and video; pocketsphinx (offline, US English) "
-        "otherwise and for what it fails on. Its key: --llm-key-env.",
-    ),
-    click.option(
-        "--asr-model", envvar="BUCKETDIGEST_ASR_MODEL", help="Model name sent to --asr-endpoint."
     ),
     click.option(
         "--monitor-every",
@@ -262,12 +133,5 @@ worker_options = option_group(
         show_default=True,
         help="On SIGTERM, or when the run window closes, time the current job gets before "
         "it is handed back.",
-    ),
-    click.option(
-        "--run-window",
-        multiple=True,
-        envvar="BUCKETDIGEST_RUN_WINDOW",
-        help="Claim work only in this window of the day, e.g. 22:00-06:00 (local time) or "
-        "22:00Z-06:00Z (UTC); repeatable. Outside it the worker waits (status lists it).",
     ),
 )

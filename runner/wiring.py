@@ -5,19 +5,13 @@ its share of indexing."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from bucketdigest.ingestor.inbox import take_inbox
 from bucketdigest.monitor.sweep import MonitorSettings, sweep
 from bucketdigest.search.indexer import IndexDuty
-from bucketdigest.shared.bucket_settings import (
-    adopt_flags,
-    bucket_webhooks,
-    read_settings,
-    refuse_flags,
-)
+from bucketdigest.shared.bucket_settings import BucketSettings, bucket_webhooks, read_settings
 from bucketdigest.shared.config import MONITOR_SECONDS, StoreSettings, open_store
 from bucketdigest.shared.events import drain_events
 from bucketdigest.shared.store import Store
@@ -66,21 +60,6 @@ class MonitorDuty:
         return duty
 
 
-def refuse_shadowing(
-    settings: StoreSettings, given: Mapping[str, Any], defaults: Mapping[str, Any]
-) -> None:
-    """ConfigError when a setting ``given`` to this process (by a flag) differs from the
-    bucket's (the value it sets, else ``defaults``): every process of the fleet follows it."""
-    bucket = read_settings(open_store(settings, self_test=False))[0]
-    refuse_flags(bucket, dict(given), dict(defaults))
-
-
-def adopt_settings(settings: StoreSettings, given: Mapping[str, Any]) -> None:
-    """``run``: the settings its flags give become the bucket's where it leaves them unset
-    (ConfigError where it sets another value)."""
-    adopt_flags(open_store(settings, self_test=False), dict(given))
-
-
 @dataclass(frozen=True)
 class OpenBroker:
     """Opens a store through a broker in whichever process calls it."""
@@ -97,16 +76,16 @@ def work_via(
     token: str,
     worker: WorkerSettings,
     workers: int = 1,
-    given: Mapping[str, Any] | None = None,
-    defaults: Mapping[str, Any] | None = None,
 ) -> list[WorkerSummary]:
     """Run ``workers`` workers without bucket credentials, through the broker at
     ``broker_url`` (``work --via``); they have no monitor duty (the credentialed fleet's
-    monitor sweeps their expired claims). ``given`` flags that differ from the bucket's
-    settings are refused, as for any worker."""
-    opened = OpenBroker(broker_url, token)
-    refuse_flags(read_settings(opened())[0], dict(given or {}), dict(defaults or {}))
-    return run_workers(workers, opened, replace(worker, monitor_every=None))
+    monitor sweeps their expired claims)."""
+    return run_workers(workers, OpenBroker(broker_url, token), replace(worker, monitor_every=None))
+
+
+def settings_via(broker_url: str, token: str) -> BucketSettings:
+    """The bucket's settings, read through the broker at ``broker_url``."""
+    return read_settings(OpenBroker(broker_url, token)())[0]
 
 
 def work_bucket(

@@ -2,21 +2,23 @@
 bucket (``settings.json``) rather than in each process's flags, so that every worker and monitor
 of a fleet does the same.
 
-A setting left unset (absent, or ``null``) has today's default. Every worker and monitor follows
-the bucket, and a flag that would make one differ is refused (:func:`refuse_flags`), naming
-``bucketdigest config set``; ``run``, which works its own bucket, sets what its flags give
-where the bucket leaves it unset (:func:`adopt_flags`). Every change
-is a conditional write against the version read, so two people editing at once cannot
-overwrite each other, and bumps ``version``, which each result records (``info.json``,
-``provenance.settings_version``).
+Each setting is declared once, as a field of :class:`BucketSettings` (:func:`setting`): its
+type, who follows it, its help, its checks and the worker option it sets; the record's checks,
+``config``, the API, the worker's options and the command line's flags (``cli/setting_flags.py``,
+which refuses a flag that would make a process differ from the bucket) are derived from it.
+A setting left unset (absent, or ``null``) has today's default. Every change is a conditional
+write against the version read, so two people editing at once cannot overwrite each other, and
+bumps ``version``, which each result records (``info.json``, ``provenance.settings_version``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any, get_type_hints
 
 from bucketdigest.shared import keys
@@ -36,9 +38,74 @@ LAYOUT_FEATURES = ("auto", "text+image", "text")
 """What the layout model sees of a page (``ConverterOptions.layout_features``)."""
 
 
+class Follows(StrEnum):
+    """Who follows a setting."""
+
+    QUEUE = "queue"
+    """Every worker and monitor: attempts, backoff, leases, when and what to claim."""
+    CHAIN = "chain"
+    """The digest chain: what a result is made with (a change outdates the results made
+    before, ``reprocess --outdated``)."""
+    BUCKET = "bucket"
+    """The bucket's own duties (events, the inbox): no worker takes it as an option."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One bucket setting's declaration: the metadata of its field of :class:`BucketSettings`,
+    from which its check, its command-line flag, ``config`` and the worker's option are
+    derived."""
+
+    follows: Follows
+    help: str
+    """One sentence for ``config``, the flag's help and the docs."""
+    worker: str | None = None
+    """The option of the worker it sets, a dotted path: in ``WorkerSettings`` for the queue's,
+    in its ``DigestSettings`` for the chain's. With a path, ``work`` and ``run`` take it as a
+    flag (``--name-with-dashes``, ``BUCKETDIGEST_NAME``), refused where it shadows the
+    bucket's; the path's value in a default worker is the setting's default."""
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    check: Callable[[Any], object] | None = None
+    """Raises ValueError (its message the reason) for a value it refuses."""
+
+    def problem(self, name: str, value: Any) -> str | None:
+        """Why ``value`` cannot be setting ``name`` (None: it can)."""
+        if value is None:
+            return None
+        if self.choices and value not in self.choices:
+            return f"{name} is one of {', '.join(self.choices)}, not {value!r}"
+        if self.minimum is not None and value < self.minimum:
+            return f"{name} must be {self.minimum:g} or more, not {value}"
+        if self.maximum is not None and value > self.maximum:
+            return f"{name} must be {self.maximum:g} or less, not {value}"
+        if self.check is not None:
+            try:
+                self.check(value)
+            except (ValueError, ConfigError) as exc:
+                return f"{name}: {exc}"
+        return None
+
+
+def setting(follows: Follows, help: str, **declared: Any) -> Any:
+    """A field of :class:`BucketSettings` (None until the bucket sets it) declared as
+    :class:`Setting` ``(follows, help, **declared)``."""
+    return field(default=None, metadata={_DECLARATION: Setting(follows, help, **declared)})
+
+
+_DECLARATION = "bucketdigest.setting"
+
+
+def _check_endpoints(endpoints: tuple[str, ...]) -> None:
+    for endpoint in endpoints:
+        check_endpoint(endpoint)
+
+
 @dataclass(frozen=True)
 class BucketSettings(JsonRecord):
-    """``settings.json``. Each setting is None until the bucket sets it."""
+    """``settings.json``. Each setting is None until the bucket sets it; each is declared
+    once, here (:func:`setting`)."""
 
     version: int = 0
     chain_version: int = 0
@@ -46,49 +113,135 @@ class BucketSettings(JsonRecord):
     is outdated (``reprocess --outdated``)."""
     updated_at: datetime | None = None
     # the queue
-    max_attempts: int | None = None
-    """Attempts before a document is dead-lettered (the workers' and the monitor's)."""
-    retry_delay: float | None = None
-    """Backoff before attempt n+1: ``retry_delay * 2**(n-1)`` seconds."""
-    lease_seconds: float | None = None
-    """How long a claim lasts without a heartbeat."""
-    run_window: tuple[str, ...] | None = None
-    """When workers claim: ``22:00-06:00`` (their local time) or ``22:00Z-06:00Z`` (UTC)."""
-    normal_lane_share: float | None = None
-    """The share of claims that look in the normal lane before the high one (0.10)."""
-    low_lane_share: float | None = None
-    """The share of claims that look in the low lane first (0.05)."""
-    inbox_max_bytes: int | None = None
-    """The largest object the monitor takes from ``inbox/`` (512 MiB); a larger one is
-    refused and left there."""
-    events: tuple[str, ...] | None = None
-    """HTTPS endpoints that get a signed JSON event when a document is done, fails for good
-    or is removed (``shared/events.py``)."""
-    events_secret: str | None = None
-    """``(set)`` once the bucket has a secret to sign events with: the secret itself lives in
-    ``secrets/events.json``, which readers and brokered workers cannot read (a record written
-    before held the secret here; the next settings change moves it)."""
+    max_attempts: int | None = setting(
+        Follows.QUEUE,
+        "Attempts before a document is dead-lettered (the workers' and the monitor's).",
+        worker="max_attempts",
+        minimum=1,
+    )
+    retry_delay: float | None = setting(
+        Follows.QUEUE,
+        "Backoff before the second attempt, in seconds (doubles after).",
+        worker="retry_delay",
+        minimum=0,
+    )
+    lease_seconds: float | None = setting(
+        Follows.QUEUE,
+        "How long a claim lasts without a heartbeat, in seconds (renewed every quarter of it).",
+        worker="lease_seconds",
+        minimum=1,
+    )
+    run_window: tuple[str, ...] | None = setting(
+        Follows.QUEUE,
+        "When workers claim: 22:00-06:00 (their local time) or 22:00Z-06:00Z (UTC); several "
+        "allowed. Outside it a worker waits (status lists it).",
+        worker="run_window",
+        check=Schedule.parse,
+    )
+    normal_lane_share: float | None = setting(
+        Follows.QUEUE,
+        "The share of claims that look in the normal lane before the high one.",
+        worker="normal_lane_share",
+        minimum=0,
+        maximum=1,
+    )
+    low_lane_share: float | None = setting(
+        Follows.QUEUE,
+        "The share of claims that look in the low lane first.",
+        worker="low_lane_share",
+        minimum=0,
+        maximum=1,
+    )
+    inbox_max_bytes: int | None = setting(
+        Follows.BUCKET,
+        "The largest object the monitor takes from inbox/ (512 MiB); a larger one is refused "
+        "and left there.",
+        minimum=1,
+    )
+    events: tuple[str, ...] | None = setting(
+        Follows.BUCKET,
+        "HTTPS endpoints that get a signed JSON event when a document is done, fails for good "
+        "or is removed.",
+        check=_check_endpoints,
+    )
+    events_secret: str | None = setting(
+        Follows.BUCKET,
+        "(set) once the bucket has a secret to sign events with (new: make one); the secret "
+        "itself lives in secrets/events.json, which readers and brokered workers cannot read.",
+    )
     # the chain
-    converter_mode: str | None = None
-    """``layout`` or ``legacy`` (``--converter-mode``)."""
-    keep_headers: bool | None = None
-    plain_pages: bool | None = None
-    layout_features: str | None = None
-    ocr_language: str | None = None
-    """Tesseract's language(s), ``eng+deu``."""
-    force_ocr: bool | None = None
-    """Every page of a PDF read by OCR, its text layer left aside (a layer of garbage)."""
-    ocr_endpoint: str | None = None
-    """An OpenAI-compatible vision model that reads pages without a text layer."""
-    ocr_model: str | None = None
-    llm_url: str | None = None
-    """An OpenAI-compatible chat endpoint for summaries (extractive without)."""
-    llm_model: str | None = None
-    asr_endpoint: str | None = None
-    """An OpenAI-compatible speech recogniser (pocketsphinx without)."""
-    asr_model: str | None = None
-    embedding_precision: str | None = None
-    """The weights search-semantic embeds with: ``int8`` (the default) or ``float32``."""
+    converter_mode: str | None = setting(
+        Follows.CHAIN,
+        "pymupdf4llm's engine: layout (better text) or legacy (faster).",
+        worker="converter.mode",
+        choices=CONVERTER_MODES,
+    )
+    keep_headers: bool | None = setting(
+        Follows.CHAIN,
+        "Keep running headers, footers and page numbers in the text (by default they go to "
+        "pages.json, out of pages, chunks and summaries).",
+        worker="converter.keep_headers",
+    )
+    plain_pages: bool | None = setting(
+        Follows.CHAIN,
+        "Convert plain pages (one column of text) from their text layer, the layout model "
+        "only the others (docs/benchmarks.md: the same facts, faster).",
+        worker="converter.plain_pages",
+    )
+    layout_features: str | None = setting(
+        Follows.CHAIN,
+        "What the layout model sees of a page: its text layer and an image of it, its text "
+        "layer alone (faster), or auto: the image only of pages with pictures or vector "
+        "graphics.",
+        worker="converter.layout_features",
+        choices=LAYOUT_FEATURES,
+    )
+    ocr_language: str | None = setting(
+        Follows.CHAIN,
+        "Tesseract's language(s) for page-ocr, e.g. eng or deu+eng.",
+        worker="ocr_language",
+    )
+    force_ocr: bool | None = setting(
+        Follows.CHAIN,
+        "Every page of a PDF read by OCR, its text layer left aside (a layer of garbage).",
+        worker="force_ocr",
+    )
+    ocr_endpoint: str | None = setting(
+        Follows.CHAIN,
+        "OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a vision model (olmOCR, "
+        "or any model vLLM, Ollama or LM Studio serve) that reads pages without a text layer; "
+        "Tesseract reads a page it fails on.",
+        worker="ocr_endpoint",
+    )
+    ocr_model: str | None = setting(
+        Follows.CHAIN, "Model name sent to ocr_endpoint.", worker="ocr_model"
+    )
+    llm_url: str | None = setting(
+        Follows.CHAIN,
+        "OpenAI-compatible chat endpoint (e.g. http://localhost:8000/v1) for summaries; "
+        "without it summaries are extractive.",
+        worker="llm_url",
+    )
+    llm_model: str | None = setting(
+        Follows.CHAIN, "Model name sent to llm_url.", worker="llm_model"
+    )
+    asr_endpoint: str | None = setting(
+        Follows.CHAIN,
+        "OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a speech recogniser (a "
+        "Whisper server) for audio and video; pocketsphinx (offline, US English) otherwise and "
+        "for what it fails on.",
+        worker="asr_endpoint",
+    )
+    asr_model: str | None = setting(
+        Follows.CHAIN, "Model name sent to asr_endpoint.", worker="asr_model"
+    )
+    embedding_precision: str | None = setting(
+        Follows.CHAIN,
+        "The weights search-semantic embeds passages with: int8 (1.5 times as fast, the same "
+        "answers on our benchmarks) or float32.",
+        worker="embedding_precision",
+        choices=PRECISIONS,
+    )
 
     def public(self) -> dict[str, Any]:
         """The record as JSON data for display: the events secret as ``(set)``."""
@@ -180,26 +333,48 @@ def _store_secret(store: Store, current: BucketSettings, secret: str | None) -> 
 
 
 _BOOKKEEPING = ("version", "chain_version", "updated_at")
-CHAIN_SETTINGS = (
-    "converter_mode",
-    "keep_headers",
-    "plain_pages",
-    "layout_features",
-    "ocr_language",
-    "force_ocr",
-    "ocr_endpoint",
-    "ocr_model",
-    "llm_url",
-    "llm_model",
-    "asr_endpoint",
-    "asr_model",
-    "embedding_precision",
-)
-"""The settings that shape a result (the others shape the queue)."""
-SETTING_NAMES = tuple(f.name for f in fields(BucketSettings) if f.name not in _BOOKKEEPING)
+DECLARED: dict[str, Setting] = {
+    f.name: f.metadata[_DECLARATION] for f in fields(BucketSettings) if _DECLARATION in f.metadata
+}
+"""Every setting's declaration, by name, in the record's order."""
+SETTING_NAMES = tuple(DECLARED)
+CHAIN_SETTINGS = tuple(name for name, d in DECLARED.items() if d.follows is Follows.CHAIN)
+"""The settings that shape a result (the others shape the queue or the bucket's duties)."""
 ENDPOINTS = (("ocr_endpoint", "ocr_model"), ("llm_url", "llm_model"), ("asr_endpoint", "asr_model"))
 """The model servers the chain may call: each a URL and a model, set together. Their API keys
 stay in each worker's environment, never in the bucket."""
+
+
+def set_paths(target: Any, values: dict[str, Any]) -> Any:
+    """``target`` (nested frozen dataclasses) with the value at each dotted path of ``values``
+    replaced: how a declaration's ``worker`` path reaches the worker's option."""
+    direct: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for path, value in values.items():
+        head, _, rest = path.partition(".")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[head] = value
+    for head, inner in nested.items():
+        direct[head] = set_paths(getattr(target, head), inner)
+    return replace(target, **direct)
+
+
+def get_path(target: Any, path: str) -> Any:
+    """The value at the dotted ``path`` of ``target``."""
+    for part in path.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def worker_paths(follows: Follows) -> dict[str, str]:
+    """The settings ``follows`` follows that set a worker option: name → its path."""
+    return {
+        name: declared.worker
+        for name, declared in DECLARED.items()
+        if declared.follows is follows and declared.worker is not None
+    }
 
 
 def read_settings(store: Store) -> tuple[BucketSettings, str | None]:
@@ -270,39 +445,20 @@ def parsed(name: str, text: str) -> Any:
     return text
 
 
-def _checked(settings: BucketSettings) -> BucketSettings:
-    problems = []
-    for name in ("max_attempts", "lease_seconds", "inbox_max_bytes"):
-        value = getattr(settings, name)
-        if value is not None and value < 1:
-            problems.append(f"{name} must be 1 or more, not {value}")
-    if settings.retry_delay is not None and settings.retry_delay < 0:
-        problems.append(f"retry_delay must be 0 or more, not {settings.retry_delay}")
-    for name in ("normal_lane_share", "low_lane_share"):
-        value = getattr(settings, name)
-        if value is not None and not 0 <= value <= 1:
-            problems.append(f"{name} is a share between 0 and 1, not {value}")
+def check_settings(settings: BucketSettings) -> BucketSettings:
+    """``settings``, or ConfigError naming every value its declaration refuses and every rule
+    between settings broken."""
+    problems = [
+        problem
+        for name, declared in DECLARED.items()
+        if (problem := declared.problem(name, getattr(settings, name))) is not None
+    ]
     shares = (settings.normal_lane_share or 0) + (settings.low_lane_share or 0)
     if shares > 1:
         problems.append(f"normal_lane_share and low_lane_share add up to {shares:g}, over 1")
     for url, model in ENDPOINTS:
         if (getattr(settings, url) is None) != (getattr(settings, model) is None):
             problems.append(f"{url} and {model} go together: set both or neither")
-    try:
-        Schedule.parse(settings.run_window or ())
-    except ValueError as exc:
-        problems.append(f"run_window: {exc}")
-    for endpoint in settings.events or ():
-        try:
-            check_endpoint(endpoint)
-        except ConfigError as exc:
-            problems.append(str(exc))
-    if settings.converter_mode not in (None, *CONVERTER_MODES):
-        problems.append(f"converter_mode is one of {', '.join(CONVERTER_MODES)}")
-    if settings.layout_features not in (None, *LAYOUT_FEATURES):
-        problems.append(f"layout_features is one of {', '.join(LAYOUT_FEATURES)}")
-    if settings.embedding_precision not in (None, *PRECISIONS):
-        problems.append(f"embedding_precision is one of {', '.join(PRECISIONS)}")
     if problems:
         raise ConfigError("; ".join(problems))
     return settings
@@ -323,7 +479,7 @@ def change_settings(store: Store, changes: dict[str, Any]) -> BucketSettings:
     elif current.events_secret not in (None, SECRET_SHOWN):  # a record from before: moved
         changes["events_secret"] = _store_secret(store, current, current.events_secret)
     chain_changed = any(getattr(current, n) != changes[n] for n in CHAIN_SETTINGS if n in changes)
-    new = _checked(
+    new = check_settings(
         replace(
             current,
             **changes,
@@ -354,53 +510,3 @@ def replace_settings(store: Store, text: str) -> BucketSettings:
         raise ConfigError("the settings are a JSON object of setting: value")
     chosen = {k: v for k, v in data.items() if k not in (*_BOOKKEEPING, "schema_version")}
     return change_settings(store, {name: chosen.get(name) for name in SETTING_NAMES} | chosen)
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def _shown(value: Any) -> str:
-    """A value as ``config set`` takes it."""
-    if isinstance(value, (tuple, list)):
-        return ",".join(value)
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def refuse_flags(settings: BucketSettings, given: dict[str, Any], defaults: dict[str, Any]) -> None:
-    """ConfigError when a process (a worker, a monitor) was given, by a flag, a setting other
-    than the bucket's (the value it sets, else the default): the fleet follows the bucket, so
-    two processes cannot disagree."""
-    for name, value in given.items():
-        held = getattr(settings, name)
-        fleet = defaults.get(name) if held is None else held
-        if _comparable(value) != _comparable(fleet):
-            source = f"settings version {settings.version}" if held is not None else "its default"
-            raise ConfigError(
-                f"{_flag(name)} {_shown(value)} differs from the bucket's {name} = "
-                f"{_shown(fleet)} ({source}): every process follows the bucket; change it for "
-                f"all with `bucketdigest config set {name} {_shown(value)}`"
-            )
-
-
-def adopt_flags(store: Store, given: dict[str, Any]) -> BucketSettings:
-    """``run``'s flags (it ingests and works on its own bucket): a setting the bucket leaves
-    unset is set for the whole bucket (a new version), so later workers do the same; one it
-    sets to another value is refused (:func:`refuse_flags`)."""
-    settings = read_settings(store)[0]
-    held = {name: getattr(settings, name) for name in given}
-    refuse_flags(settings, {n: v for n, v in given.items() if held[n] is not None}, {})
-    unset = {name: value for name, value in given.items() if held[name] is None}
-    if not unset:
-        return settings
-    adopted = change_settings(store, unset)
-    log.info(
-        "the bucket's settings now set %s (version %d)",
-        ", ".join(f"{n} = {_shown(v)}" for n, v in unset.items()),
-        adopted.version,
-    )
-    return adopted
-
-
-def _comparable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value

@@ -8,10 +8,10 @@ that module could only import them back late.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from bucketdigest.shared.bucket_settings import ENDPOINTS
+from bucketdigest.shared.bucket_settings import Follows, get_path, set_paths, worker_paths
 from bucketdigest.shared.embedding import DEFAULT_PRECISION
 from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
@@ -32,44 +32,66 @@ class LlmSettings:
 
 @dataclass(frozen=True)
 class DigestSettings:
-    """How the digesters behave; chosen by whoever starts the worker."""
+    """How the digesters behave: the bucket's chain settings (each declared in
+    :class:`~bucketdigest.shared.bucket_settings.BucketSettings`, whose ``worker`` path names
+    the field here it sets) and this process's own."""
 
     converter: ConverterOptions = field(default_factory=ConverterOptions)
     ocr_language: str = "eng"
     force_ocr: bool = False
-    """Every page of a PDF read by OCR, its text layer left aside."""
     ocr_dpi: int = 300
     embedding_precision: str = DEFAULT_PRECISION
-    """The weights search-semantic embeds with (:data:`.embedding.DEFAULT_PRECISION`)."""
     thumbnail_pixels: int = 320
     """The thumbnail's longer side."""
-    llm: LlmSettings | None = None
-    ocr_endpoint: LlmSettings | None = None
-    asr_endpoint: LlmSettings | None = None
-    """An OpenAI-compatible transcription server (``/v1/audio/transcriptions``, a Whisper
-    server) for speech; pocketsphinx when None, and for what it fails on. (``ocr_endpoint``:
-    a vision model that reads pages without a text layer instead of Tesseract, which stays
-    the fallback for a page the endpoint fails on.)"""
+    llm_url: str | None = None
+    llm_model: str | None = None
+    ocr_endpoint: str | None = None
+    ocr_model: str | None = None
+    asr_endpoint: str | None = None
+    asr_model: str | None = None
+    api_key_env: str = LlmSettings.api_key_env
+    """The environment variable the model servers' API key is read from (this process's)."""
+    endpoint_timeout: float = LlmSettings.timeout
+    endpoint_attempts: int = LlmSettings.attempts
+
+    def _server(self, url: str | None, model: str | None) -> LlmSettings | None:
+        if url is None or model is None:
+            return None
+        return LlmSettings(
+            url,
+            model,
+            api_key_env=self.api_key_env,
+            timeout=self.endpoint_timeout,
+            attempts=self.endpoint_attempts,
+        )
+
+    @property
+    def llm(self) -> LlmSettings | None:
+        """The chat endpoint that writes summaries (extractive without)."""
+        return self._server(self.llm_url, self.llm_model)
+
+    @property
+    def ocr_server(self) -> LlmSettings | None:
+        """The vision model that reads pages without a text layer instead of Tesseract, which
+        stays the fallback for a page it fails on."""
+        return self._server(self.ocr_endpoint, self.ocr_model)
+
+    @property
+    def asr_server(self) -> LlmSettings | None:
+        """The transcription server (``/v1/audio/transcriptions``, a Whisper server) for
+        speech; pocketsphinx when None, and for what it fails on."""
+        return self._server(self.asr_endpoint, self.asr_model)
 
     def as_settings(self) -> dict[str, Any]:
         """These as the bucket's chain settings name them (``info.json`` records them)."""
-        converter = self.converter
-        named = {
-            "converter_mode": converter.mode,
-            "keep_headers": converter.keep_headers,
-            "plain_pages": converter.plain_pages,
-            "layout_features": converter.layout_features,
-            "ocr_language": self.ocr_language,
-            "force_ocr": self.force_ocr,
-            "embedding_precision": self.embedding_precision,
-        }
-        for (url, model), endpoint in zip(
-            ENDPOINTS, (self.ocr_endpoint, self.llm, self.asr_endpoint), strict=True
-        ):
-            named[url], named[model] = (endpoint.url, endpoint.model) if endpoint else (None, None)
-        return named
+        return {name: get_path(self, path) for name, path in worker_paths(Follows.CHAIN).items()}
+
+    def with_settings(self, chosen: dict[str, Any]) -> DigestSettings:
+        """These with the chain settings of ``chosen`` (name → value) taken over them."""
+        paths = worker_paths(Follows.CHAIN)
+        return set_paths(self, {paths[n]: v for n, v in chosen.items() if n in paths})
 
     def for_document(self, settings: DocumentSettings | None) -> DigestSettings:
         """These settings with what one document's own settings set (a conversion
         request's) taken over them."""
-        return replace(self, **settings.chosen()) if settings else self
+        return self.with_settings(settings.chosen()) if settings else self

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import random
@@ -17,10 +18,13 @@ from typing import Any, Protocol
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import LEASE_SECONDS, MAX_ATTEMPTS, RETRY_DELAY, RetryPolicy
 from bucketdigest.shared.bucket_settings import (
-    ENDPOINTS,
     BucketSettings,
+    Follows,
     SettingsWatch,
+    get_path,
+    set_paths,
     webhooks,
+    worker_paths,
 )
 from bucketdigest.shared.config import MONITOR_SECONDS
 from bucketdigest.shared.errors import AccessDenied
@@ -32,7 +36,7 @@ from bucketdigest.shared.records import WorkerNote
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.windows import Schedule
-from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.job import JobContext, JobResult, run_job
 from bucketdigest.worker.metrics import WorkerMetrics
@@ -74,7 +78,7 @@ class WorkerSettings:
     """Delete each document's source once its result is written (storage costs)."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port (see ``worker/metrics.py``)."""
-    schedule: Schedule = field(default_factory=Schedule)
+    run_window: tuple[str, ...] = ()
     """When the worker may claim (``--run-window``; always, without windows). A job still
     running when its window closes gets ``grace_seconds``, then is handed back."""
     normal_lane_share: float = NORMAL_FIRST
@@ -92,60 +96,33 @@ class WorkerSettings:
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.max_attempts, retry_delay=self.retry_delay)
 
+    @functools.cached_property
+    def schedule(self) -> Schedule:
+        return Schedule.parse(self.run_window)
+
+    def with_settings(self, chosen: dict[str, Any]) -> WorkerSettings:
+        """These settings with the bucket settings of ``chosen`` (name → value) taken over
+        them, each at the option its declaration names."""
+        paths = worker_paths(Follows.QUEUE)
+        queue = {paths[name]: value for name, value in chosen.items() if name in paths}
+        return set_paths(replace(self, digest=self.digest.with_settings(chosen)), queue)
+
+    def setting_values(self) -> dict[str, Any]:
+        """The bucket settings these options amount to (name → value)."""
+        queue = {n: get_path(self, path) for n, path in worker_paths(Follows.QUEUE).items()}
+        return queue | self.digest.as_settings()
+
     def following(self, bucket: BucketSettings, hooks: Webhooks | None = None) -> WorkerSettings:
-        """These settings with every one the bucket sets taken from the bucket (the API keys
-        of model servers stay this process's: ``--llm-key-env``), events going to ``hooks``."""
-        chosen = bucket.chosen()
-        taken = {k: chosen[k] for k in _QUEUE_SETTINGS if k in chosen}
-        if "run_window" in chosen:
-            taken["schedule"] = Schedule.parse(chosen["run_window"])
-        lease = taken.get("lease_seconds", self.lease_seconds)
+        """These settings with every one the bucket sets taken from the bucket (the API key
+        of model servers stays this process's: ``--llm-key-env``), events going to ``hooks``."""
+        followed = self.with_settings(bucket.chosen())
         return replace(
-            self,
-            **taken,
-            idle_sleep=min(self.idle_sleep, idle_sleep_for(lease)),
-            digest=self._digest_following(chosen),
+            followed,
+            idle_sleep=min(self.idle_sleep, idle_sleep_for(followed.lease_seconds)),
             webhooks=hooks or Webhooks(),
             settings_version=bucket.version,
             chain_settings_version=bucket.chain_version,
         )
-
-    def _digest_following(self, chosen: dict[str, Any]) -> DigestSettings:
-        converter = {
-            ("mode" if k == "converter_mode" else k): chosen[k]
-            for k in ("converter_mode", "keep_headers", "plain_pages", "layout_features")
-            if k in chosen
-        }
-        digest = replace(self.digest, converter=replace(self.digest.converter, **converter))
-        digest = replace(
-            digest,
-            **{
-                k: chosen[k]
-                for k in ("ocr_language", "force_ocr", "embedding_precision")
-                if k in chosen
-            },
-        )
-        key_env = next(
-            (e.api_key_env for e in (digest.llm, digest.ocr_endpoint, digest.asr_endpoint) if e),
-            LlmSettings.api_key_env,
-        )
-        for field_name, (url, model) in zip(
-            ("ocr_endpoint", "llm", "asr_endpoint"), ENDPOINTS, strict=True
-        ):
-            if url in chosen:
-                endpoint = LlmSettings(chosen[url], chosen[model], api_key_env=key_env)
-                digest = replace(digest, **{field_name: endpoint})
-        return digest
-
-
-_QUEUE_SETTINGS = (
-    "max_attempts",
-    "retry_delay",
-    "lease_seconds",
-    "normal_lane_share",
-    "low_lane_share",
-)
-"""The bucket's settings a worker takes as they are (the chain's go into its digest)."""
 
 
 @dataclass(frozen=True)

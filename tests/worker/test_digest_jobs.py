@@ -19,7 +19,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters import digester_named
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
@@ -91,8 +91,8 @@ def test_a_failing_service_is_retried_per_output_then_recorded_as_failed(tmp_pat
     make_pdf(folder / "rules.pdf", title="Rules", pages=1, seed=2)
     store = LocalStore(tmp_path / "bucket")
     digest = _ingest(store, folder)["rules.pdf"]
-    down = LlmSettings(f"http://127.0.0.1:{_closed_port()}/v1", "m", timeout=2, attempts=1)
-    summary = Worker(store, _settings(llm=down)).run()
+    down = {"llm_url": f"http://127.0.0.1:{_closed_port()}/v1", "llm_model": "m"}
+    summary = Worker(store, _settings(**down, endpoint_timeout=2, endpoint_attempts=1)).run()
     assert summary.outcomes == {"retrying": 2, "done": 1}
     members = _members(store, digest)
     records = {r["output"]: r for r in json.loads(members["digests.json"])["outputs"]}

@@ -18,7 +18,7 @@ from bucketdigest.shared.embedding import PRECISIONS, shared_embedder
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.shared.filetypes import file_type
 from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digester import DigestContext
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
@@ -206,9 +206,9 @@ def test_the_llm_summary_is_asked_of_the_endpoint_with_retries(
 ) -> None:
     monkeypatch.setenv("TEST_LLM_KEY", "sekret")
     chat.replies += [(503, {"error": "busy"}), (200, _answer("A siege game for two players."))]
-    llm = LlmSettings(chat.url, "tiny-model", api_key_env="TEST_LLM_KEY", timeout=5)
+    llm = {"llm_url": chat.url, "llm_model": "tiny-model", "api_key_env": "TEST_LLM_KEY"}
     source = make_pdf(tmp_path / "rules.pdf", title="Castle Siege", pages=1, seed=7)
-    ctx = _ctx(tmp_path, source, llm=llm)
+    ctx = _ctx(tmp_path, source, **llm, endpoint_timeout=5)
     summary = _chain_until(ctx, "summary")["summary"]
     assert summary.files["summary.md"] == b"A siege game for two players.\n"
     assert summary.content["producer"] == "llm" and summary.content["model"] == "tiny-model"
@@ -224,7 +224,7 @@ def test_an_endpoint_that_refuses_fails_the_summary_with_its_answer(
 ) -> None:
     chat.replies.append((400, {"error": "unknown model"}))
     source = make_pdf(tmp_path / "rules.pdf", title="Castle Siege", pages=1, seed=7)
-    ctx = _ctx(tmp_path, source, llm=LlmSettings(chat.url, "nope", timeout=5))
+    ctx = _ctx(tmp_path, source, llm_url=chat.url, llm_model="nope", endpoint_timeout=5)
     with pytest.raises(DigestError, match=r"HTTP 400.*unknown model"):
         _chain_until(ctx, "summary")
 
@@ -234,8 +234,8 @@ def test_a_vision_endpoint_reads_pages_without_a_text_layer(
 ) -> None:
     chat.replies.append((200, _answer("```markdown\n# Rules of Battle\n\nDragons fly.\n```")))
     source = scanned_pdf(tmp_path / "scan.pdf")
-    ocr_model = LlmSettings(chat.url, "olmocr-test", timeout=5)
-    results = _chain_until(_ctx(tmp_path, source, ocr_endpoint=ocr_model), "page-ocr")
+    ocr_model = {"ocr_endpoint": chat.url, "ocr_model": "olmocr-test", "endpoint_timeout": 5}
+    results = _chain_until(_ctx(tmp_path, source, **ocr_model), "page-ocr")
     assert results["ocr"].files["ocr/0001.md"] == b"# Rules of Battle\n\nDragons fly.\n"
     assert results["ocr"].content["by_endpoint"] == [1]
     (request,) = chat.requests
@@ -248,8 +248,8 @@ def test_tesseract_reads_a_page_the_vision_endpoint_fails_on(
 ) -> None:
     chat.replies.append((400, {"error": "no vision support"}))
     source = scanned_pdf(tmp_path / "scan.pdf")
-    ocr_model = LlmSettings(chat.url, "text-only", timeout=5)
-    results = _chain_until(_ctx(tmp_path, source, ocr_endpoint=ocr_model), "page-ocr")
+    ocr_model = {"ocr_endpoint": chat.url, "ocr_model": "text-only", "endpoint_timeout": 5}
+    results = _chain_until(_ctx(tmp_path, source, **ocr_model), "page-ocr")
     assert "Dragons breathe fire" in results["ocr"].files["ocr/0001.md"].decode()
     (problem,) = results["ocr"].content["problems"]
     assert problem.startswith("page 1: the OCR endpoint failed") and "HTTP 400" in problem

@@ -13,19 +13,17 @@ from bucketdigest.ingestor.ingest import IngestSettings, ingest_sources
 from bucketdigest.monitor.status import collect_status
 from bucketdigest.shared import keys
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.shared.windows import Schedule
 from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.waiting import wait_until
 
-NIGHT = Schedule.parse(["22:00Z-06:00Z"])
 SETTINGS = WorkerSettings(
     exit_when_idle=True,
     monitor_every=None,
     idle_sleep=0.05,
     grace_seconds=60,
-    schedule=NIGHT,
+    run_window=("22:00Z-06:00Z",),
     digest=DigestSettings(converter=ConverterOptions(mode="legacy")),
 )
 
@@ -73,6 +71,6 @@ def test_a_job_the_window_end_catches_is_handed_back_after_the_grace(tmp_path: P
 
 
 def test_a_worker_without_windows_never_waits(tmp_path: Path) -> None:
-    settings = replace(SETTINGS, schedule=Schedule())
+    settings = replace(SETTINGS, run_window=())
     worker = Worker(LocalStore(tmp_path / "bucket"), settings)
     assert worker._wait_for_window() and worker._shutdown_reason() is None

@@ -23,7 +23,7 @@ from bucketdigest.shared.records import Failure
 from bucketdigest.shared.result import ResultZip, page_member
 from bucketdigest.shared.spoken import speak, transcode
 from bucketdigest.shared.stores.local import LocalStore
-from bucketdigest.worker.digest_settings import DigestSettings, LlmSettings
+from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digesters.doc_to_markdown.speech import SEGMENT_SECONDS, sound_segments
 from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.search.conftest import digest_folder
@@ -154,12 +154,11 @@ def test_a_transcription_server_reads_the_speech_and_pocketsphinx_stands_in_when
 
     url, statuses = transcriber
     store = LocalStore(tmp_path / "bucket")
-    speech = LlmSettings(url=url, model="whisper-1")
     settings = WorkerSettings(
         exit_when_idle=True,
         monitor_every=None,
         idle_sleep=0.1,
-        digest=DigestSettings(asr_endpoint=speech),
+        digest=DigestSettings(asr_endpoint=url, asr_model="whisper-1"),
     )
 
     def digest_one(name: str) -> str:

@@ -149,7 +149,7 @@ class PageOcr(Digester):
         if (second := rapid_ocr.version()) is not None:
             floor = rapid_ocr.SCORE_FLOOR
             content["engine"] += f", else {second} (lines of score >= {floor:g})"
-        if (endpoint := ctx.settings.ocr_endpoint) is not None:
+        if (endpoint := ctx.settings.ocr_server) is not None:
             content["engine"] = f"{endpoint.model} at {endpoint.url}, else {content['engine']}"
         predecessor = open_predecessor(ctx.predecessor)
         files = _kept(ctx, predecessor, textless, content) if predecessor else {}
@@ -193,7 +193,7 @@ class PageOcr(Digester):
                 if dpi != ctx.settings.ocr_dpi:
                     lower = "lower_dpi" if dpi < ctx.settings.ocr_dpi else "higher_dpi"
                     content.setdefault(lower, {})[str(number)] = dpi
-                if ctx.settings.ocr_endpoint is not None:
+                if ctx.settings.ocr_server is not None:
                     text = self._from_endpoint(ctx, number, page, content)
                     if text is not None:
                         files[number] = (text + "\n").encode() if text else b""
@@ -217,11 +217,11 @@ class PageOcr(Digester):
         when it failed (noted in ``content["problems"]``: Tesseract reads the page instead)."""
         from bucketdigest.worker.llm import read_page_image
 
-        assert ctx.settings.ocr_endpoint is not None
+        assert ctx.settings.ocr_server is not None
         dpi = min(ENDPOINT_DPI, page_dpi(page.rect.width, page.rect.height, ENDPOINT_DPI))
         image = page.get_pixmap(dpi=dpi)
         try:
-            text = read_page_image(image.tobytes("png"), ctx.settings.ocr_endpoint)
+            text = read_page_image(image.tobytes("png"), ctx.settings.ocr_server)
         except DigestError as exc:
             content.setdefault("problems", []).append(
                 f"page {number}: the OCR endpoint failed ({exc}); Tesseract read it"

@@ -113,7 +113,7 @@ class DocToMarkdown(Digester):
 
         from bucketdigest.worker.digesters.doc_to_markdown.speech import transcribe
 
-        server = ctx.settings.asr_endpoint
+        server = ctx.settings.asr_server
         endpoint = None
         if server is not None:
             endpoint = (server.url, server.model, os.environ.get(server.api_key_env))
