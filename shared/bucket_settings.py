@@ -206,6 +206,14 @@ class BucketSettings(JsonRecord):
         "Every page of a PDF read by OCR, its text layer left aside (a layer of garbage).",
         worker="force_ocr",
     )
+    ocr_dpi: int | None = setting(
+        Follows.CHAIN,
+        "The resolution page-ocr renders pages at for Tesseract (a small page higher, one "
+        "over 25 megapixels lower; info.json's ocr record says which).",
+        worker="ocr_dpi",
+        minimum=72,
+        maximum=600,
+    )
     ocr_endpoint: str | None = setting(
         Follows.CHAIN,
         "OpenAI-compatible endpoint (e.g. http://localhost:8000/v1) of a vision model (olmOCR, "
