@@ -17,7 +17,7 @@ import multiprocessing
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,7 +39,7 @@ from bucketdigest.shared.errors import (
 from bucketdigest.shared.lifeline import exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
-from bucketdigest.shared.store import Store
+from bucketdigest.shared.store import ObjectInfo, Store
 
 if TYPE_CHECKING:
     from bucketdigest.search.rows import DocumentRows
@@ -170,18 +170,19 @@ def catch_up(
     index: SearchIndex,
     *,
     keep_lease: Callable[[], bool] = lambda: True,
-    only: Collection[str] | None = None,
+    only: Mapping[str, ObjectInfo] | None = None,
 ) -> IndexReport:
     """Bring ``index`` up to date with the bucket; ``keep_lease`` is asked between commits
-    (False: stop, the lease is lost). ``only``: index these documents alone (a stand-in for
-    passages whose index files are lost, :mod:`.stand_in`)."""
+    (False: stop, the lease is lost). ``only``: index these results alone, by digest (a
+    stand-in for passages whose index files are lost, :mod:`.stand_in`)."""
     started = time.perf_counter()
     report = IndexReport()
 
     # what to do: the results against the rows (hash and zip ETag)
-    done = {keys.parse_out_key(i.key): i for i in store.list(keys.OUT_PREFIX)}
-    if only is not None:
-        done = {digest: info for digest, info in done.items() if digest in only}
+    if only is None:
+        done = {keys.parse_out_key(i.key): i for i in store.list(keys.OUT_PREFIX)}
+    else:
+        done = dict(only)
     indexed = _indexed(index)
     fresh = not indexed and index.chunks.count_rows() == 0
     report.removed = _remove(index, set(indexed) - set(done)) if only is None else 0

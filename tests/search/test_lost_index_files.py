@@ -73,11 +73,12 @@ def test_the_lost_passages_are_read_from_their_results_until_the_rebuild(
     assert rebuilt.damage is None
 
 
+@pytest.mark.parametrize("cap", ["MAX_DOCUMENTS", "MAX_BYTES"])
 def test_lost_passages_past_what_is_read_again_leave_their_documents_found_as_documents(
-    damaged: tuple[StoreSettings, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+    damaged: tuple[StoreSettings, dict[str, str]], monkeypatch: pytest.MonkeyPatch, cap: str
 ) -> None:
     settings, digests = damaged
-    monkeypatch.setattr(stand_in, "MAX_DOCUMENTS", 0)
+    monkeypatch.setattr(stand_in, cap, 0)
     searcher = Searcher.open(settings)
     for mode in Mode:
         hits = searcher.search(SearchRequest(NAVAL, mode=mode))
