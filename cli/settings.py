@@ -19,10 +19,15 @@ def _show(settings: BucketSettings) -> str:
         f"settings version {settings.version}"
         + (f", changed {settings.updated_at:%Y-%m-%d %H:%M:%S} UTC" if settings.updated_at else "")
     ]
-    public = settings.public()
+    public, defaults = settings.public(), worker_defaults()
     for name in SETTING_NAMES:
-        value = public[name]
-        lines.append(f"{name} = {'(default)' if value is None else json.dumps(value)}")
+        value, default = public[name], defaults.get(name)
+        if value is not None:
+            lines.append(f"{name} = {json.dumps(value)}")
+        elif default in (None, (), ""):
+            lines.append(f"{name} = (default)")
+        else:
+            lines.append(f"{name} = (default: {json.dumps(default)})")
     return "\n".join(lines)
 
 

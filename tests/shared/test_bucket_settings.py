@@ -134,7 +134,7 @@ def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_on
     code, output = _cli("config", "set", "lease_seconds", "0", "--bucket", bucket)
     assert code == 1 and "lease_seconds must be 1 or more" in output
     code, output = _cli("config", "show", "--bucket", bucket)
-    assert "ocr_language = (default)" in output
+    assert 'ocr_language = (default: "eng")' in output
     for command in (["work", "--exit-when-idle"], ["monitor", "--once"]):
         code, output = _cli(*command, "--max-attempts", "3", "--bucket", bucket)
         assert code == 1, (command, output)
@@ -142,7 +142,7 @@ def test_the_command_line_shows_and_sets_them_and_refuses_a_flag_that_shadows_on
     code, output = _cli("work", "--exit-when-idle", "--max-attempts", "5", "--bucket", bucket)
     assert code == 0, "the same value shadows nothing"
     code, output = _cli("config", "set", "max_attempts", "default", "--bucket", bucket)
-    assert "max_attempts = (default)" in output
+    assert "max_attempts = (default: 3)" in output
     code, output = _cli("status", "--json", "--bucket", bucket)
     assert json.loads(output)["settings_version"] == 2
 
