@@ -34,6 +34,7 @@ import scale
 import searching
 import serving
 import speech
+import steps
 import structure
 import throughput
 from common import ROOT, machine
@@ -43,6 +44,7 @@ SECTIONS = (
     "fidelity",
     "throughput",
     "plain-pages",
+    "steps",
     "ocr",
     "requests",
     "memory",
@@ -113,6 +115,8 @@ def _measured(args: argparse.Namespace, wanted: list[str]) -> dict[str, str]:
         add(
             "doc-to-markdown against bare pymupdf4llm, and plain pages", plain_pages.run(args.quick)
         )
+    if "steps" in wanted:
+        add("doc-to-markdown step by step: where its time goes", steps.run(args.quick))
     if "ocr" in wanted:
         add("OCR readers: Tesseract and PP-OCR on the scanned pages", ocr_readers.run(args.quick))
     if "memory" in wanted:
