@@ -183,9 +183,15 @@ def _starts_processes(function: object, depth: int = 2) -> bool:
     )
 
 
+FIRST = "tests/test_bench_smoke.py"
+"""The longest tests (minutes each) start first, so a parallel run does not end on them."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``heavy`` every test that needs a worker process, a server or moto's (by the
-    fixtures it uses, or what it calls), so ``scripts/test.sh --fast`` leaves them out."""
+    fixtures it uses, or what it calls), so ``scripts/test.sh --fast`` leaves them out; put
+    :data:`FIRST`'s tests first."""
+    items.sort(key=lambda item: not item.nodeid.startswith(FIRST))
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         params = getattr(getattr(item, "callspec", None), "params", {})
