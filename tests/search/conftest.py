@@ -86,9 +86,10 @@ def digest_folder(store: Store, folder: Path) -> dict[str, str]:
     return {f.path: f.digest for f in report.files}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def topics_bucket(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """A local bucket whose documents are the topics above, all done (not yet indexed)."""
+    """A local bucket whose documents are the topics above, all done (not yet indexed), made
+    once a session: a test that changes it works on a copy."""
     root = tmp_path_factory.mktemp("topics")
     write_topics(root / "in")
     store = LocalStore(root / "bucket")

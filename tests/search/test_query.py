@@ -26,8 +26,11 @@ MODES = list(Mode)
 
 
 @pytest.fixture(scope="module")
-def indexed(topics_bucket: tuple[Path, dict[str, str]]) -> tuple[Searcher, dict[str, str]]:
-    bucket, digests = topics_bucket
+def indexed(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Searcher, dict[str, str]]:
+    bucket, digests = tmp_path_factory.mktemp("indexed") / "bucket", topics_bucket[1]
+    shutil.copytree(topics_bucket[0], bucket)  # the session's bucket stays as it is
     settings = StoreSettings(bucket=str(bucket))
     report = index_bucket(LocalStore(bucket), settings)
     assert report.added == len(digests)
