@@ -8,7 +8,8 @@ the time since the last sample, so a step called from inside another (the word-s
 inside the plain-page reading) counts for itself, not for its caller. Per step: the share of
 doc-to-markdown's time, seconds, and pages per second (the corpus's pages over that step's
 seconds: what the whole conversion would run at if the rest cost nothing). Time in MuPDF or
-onnxruntime counts for the Python step that called it.
+onnxruntime counts for the Python step that called it, but for MuPDF's text extraction, which
+the converter and our checks of its text ask for alike: it is a step of its own.
 
 ``--every N`` takes every Nth file (the corpus in minutes); ``--quick`` uses generated PDFs.
 """
@@ -21,8 +22,10 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from common import table
 from corpus import fetch
@@ -58,8 +61,38 @@ STEPS = {
 }
 """Module (under doc_to_markdown, or a package's top name) → the step it is part of."""
 DOCUMENT_JSON = "document.json"
+MUPDF_TEXT = "MuPDF's text extraction"
 OTHER = "other (converter glue, MuPDF calls of ours)"
 MEASURED = ("doc-to-markdown", "search-keyword")
+
+
+def _extraction(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``original`` (a TextPage extraction, in C) behind a Python frame the sampler knows: the
+    text MuPDF extracts for the converter counts as such, not for the step that asked."""
+
+    def extracting(*args: Any, **kwargs: Any) -> Any:
+        return original(*args, **kwargs)
+
+    return extracting
+
+
+_EXTRACTING = _extraction(len).__code__
+EXTRACTIONS = ("extractDICT", "extractRAWDICT", "extractWORDS")
+
+
+def _mark_extraction() -> None:
+    """Put :func:`_extraction` frames around MuPDF's text extraction, where the converter and
+    the word-space check call it."""
+    import pymupdf
+
+    from bucketdigest.worker.digesters.doc_to_markdown import rtl, word_spaces
+
+    for method in EXTRACTIONS:
+        setattr(pymupdf.TextPage, method, _extraction(getattr(pymupdf.TextPage, method)))
+    for module in (word_spaces, rtl):
+        for name in ("_EXTRACT_DICT", "_EXTRACT_RAWDICT", "_EXTRACT_WORDS"):
+            if hasattr(module, name):
+                setattr(module, name, _extraction(getattr(module, name)))
 
 
 def _step(frame: FrameType | None) -> str | None:
@@ -68,7 +101,9 @@ def _step(frame: FrameType | None) -> str | None:
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if found is None:
-            if module.startswith(PACKAGE):
+            if frame.f_code is _EXTRACTING:
+                found = MUPDF_TEXT
+            elif module.startswith(PACKAGE):
                 found = STEPS.get(module[len(PACKAGE) :])
             elif module.split(".")[0] == "pymupdf4llm":
                 found = STEPS["pymupdf4llm"]
@@ -149,6 +184,7 @@ def run(quick: bool, every: int = 2) -> str:
     with tempfile.TemporaryDirectory() as scratch:
         files = _files(quick, every, Path(scratch))
         pages, converting = 0, 0.0
+        _mark_extraction()
         with Sampler() as sampler:
             for n, path in enumerate(files):
                 with tempfile.TemporaryDirectory(dir=scratch) as work:
