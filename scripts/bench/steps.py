@@ -30,6 +30,7 @@ from typing import Any
 from common import table
 from corpus import fetch
 
+from bucketdigest.shared.archives import member_path
 from bucketdigest.shared.filetypes import file_type
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.digest_settings import DigestSettings
@@ -175,8 +176,9 @@ def _digest(path: Path, work: Path) -> tuple[int, float]:
             pages = int(produced["markdown"].content.get("pages", 0))
         for result in produced.values():
             for name, data in result.files.items():
-                (tree / name).parent.mkdir(parents=True, exist_ok=True)
-                (tree / name).write_bytes(data)
+                path = member_path(tree, name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
     return pages, converting
 
 
