@@ -68,3 +68,10 @@ class Hit:
             "snippet": self.snippet.text,
             "highlights": [list(span) for span in self.snippet.highlights],
         }
+
+
+def merged_hits(hits: list[Hit], more: list[Hit], limit: int) -> list[Hit]:
+    """Two searches' hits best first, each passage once."""
+    seen = {(hit.digest, hit.chunk_id) for hit in hits}
+    extra = [hit for hit in more if (hit.digest, hit.chunk_id) not in seen]
+    return sorted([*hits, *extra], key=lambda hit: -hit.score)[:limit]

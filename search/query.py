@@ -22,7 +22,7 @@ from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
-from bucketdigest.search.hit import Hit
+from bucketdigest.search.hit import Hit, merged_hits
 from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
@@ -34,7 +34,7 @@ from bucketdigest.search.lost_parts import (
 )
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
-from bucketdigest.search.stand_in import StandIn, lost_documents, read_again
+from bucketdigest.search.stand_in import OnceMade, StandIn
 from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import index_terms, near_duplicates
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -197,12 +197,9 @@ class Searcher:
         self.chunks = chunks
         self.documents = documents
         self._embedder = embedder
-        self._results = results
-        """Opens the store whose results stand in for passages whose index files are lost
-        (:mod:`.stand_in`); None: such documents are found as documents alone."""
-        self._stand_in: tuple[Searcher, StandIn] | None = None
-        self._stand_in_tried = False
-        self._stand_in_lock = threading.Lock()
+        self._stand_in: OnceMade[Searcher] = OnceMade(results)
+        """Passages whose index files are lost, read from their results (:mod:`.stand_in`);
+        without ``results`` such documents are found as documents alone."""
         self._vectors: dict[str, Any] = {}
         self._vectors_lock = threading.Lock()
         """A server's threads share the searcher: two evicting the same oldest vector at
@@ -220,18 +217,7 @@ class Searcher:
         with self._lost_lock:
             rows = sum(lost.rows for lost in self._lost.values())
             unanswered = sorted(self._unanswered)
-        stand_in = self._stand_in[1] if self._stand_in else None
-        if stand_in is not None and not stand_in.missed and not unanswered:
-            return (
-                f"{rows} passages whose index files are lost are read from their "
-                f"{stand_in.read} documents' results until the next indexing rebuilds the index"
-            )
-        said = [f"{rows} passages whose index files are lost"] if rows else []
-        said += [f"the {ranking} ranking (its index files are lost)" for ranking in unanswered]
-        if not said:
-            return None
-        read = f" ({stand_in.read} documents' read from their results)" if stand_in else ""
-        return f"searches leave out {' and '.join(said)}{read} until the next indexing rebuilds it"
+        return self._stand_in.said(rows, unanswered)
 
     def _rows(self, table: Any, **query: Any) -> list[dict[str, Any]]:
         """``table.to_table(**query)``'s rows. Once a query finds a file of ``table`` lost,
@@ -464,9 +450,9 @@ class Searcher:
             lost = self._lost.get(self.chunks.uri)
         if lost is None or not lost.rows:
             return hits
-        stand_in = self._stand_in_for(lost)
+        stand_in = self._stand_in.searcher(self.chunks, self.documents, lost, self._wrapped)
         if stand_in is not None:
-            hits = _merged(hits, stand_in.search(request), request.limit)
+            hits = merged_hits(hits, stand_in.search(request), request.limit)
         if len(hits) >= request.limit or request.document is not None:
             return hits
         found = {hit.digest for hit in hits}
@@ -474,22 +460,8 @@ class Searcher:
         hits += [hit for hit in documents if hit.digest not in found]
         return hits[: request.limit]
 
-    def _stand_in_for(self, lost: LostRows) -> Searcher | None:
-        """The searcher of the passages ``lost`` holds, read from their results (made once;
-        None without a store to read them from, or when they cannot be read)."""
-        with self._stand_in_lock:
-            if not self._stand_in_tried and self._results is not None:
-                self._stand_in_tried = True
-                try:
-                    digests = lost_documents(self.chunks, self.documents, lost)
-                    made = read_again(self._results(), digests) if digests else None
-                except Exception:  # the searches go on as they did without it
-                    log.exception("the passages whose index files are lost cannot be read again")
-                    made = None
-                if made is not None:
-                    searcher = Searcher(made.chunks, made.documents, self._embedder)
-                    self._stand_in = (searcher, made)
-            return self._stand_in[0] if self._stand_in else None
+    def _wrapped(self, made: StandIn) -> Searcher:
+        return Searcher(made.chunks, made.documents, self._embedder)
 
     def _search(self, request: SearchRequest) -> list[Hit]:
         chunks = request.level is Level.CHUNKS
@@ -611,13 +583,6 @@ class Searcher:
         except (ValueError, LostIndexPart):
             best = []
         return best[0]["text"] if best else (row["summary"] or row["text"])
-
-
-def _merged(hits: list[Hit], more: list[Hit], limit: int) -> list[Hit]:
-    """Two searches' hits best first, each passage once."""
-    seen = {(hit.digest, hit.chunk_id) for hit in hits}
-    extra = [hit for hit in more if (hit.digest, hit.chunk_id) not in seen]
-    return sorted([*hits, *extra], key=lambda hit: -hit.score)[:limit]
 
 
 def search(

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bucketdigest.search.generation import table_names
 from bucketdigest.search.index import SearchIndex
@@ -100,3 +102,51 @@ def read_again(store: Store, digests: list[str]) -> StandIn:
         "".join(f"; {digest}: {why}" for digest, why in sorted(report.skipped.items())[:5]),
     )
     return StandIn(chunk_table, document_table, read, len(digests) - read, folder)
+
+
+Searching = TypeVar("Searching")
+
+
+class OnceMade(Generic[Searching]):
+    """A searcher's stand-in, made the first time it finds passages lost (never again, made
+    or not), and what it read, for the searcher's word on its damage."""
+
+    def __init__(self, results: Callable[[], Store] | None) -> None:
+        self._results = results
+        self._tried = False
+        self._made: tuple[Searching, StandIn] | None = None
+        self._lock = threading.Lock()
+
+    def searcher(
+        self, chunks: Any, documents: Any, lost: LostRows, wrap: Callable[[StandIn], Searching]
+    ) -> Searching | None:
+        """The stand-in of the passages ``lost`` leaves out of ``chunks``, as ``wrap`` makes
+        it searchable (None without a store to read them from, or when they cannot be read)."""
+        with self._lock:
+            if not self._tried and self._results is not None:
+                self._tried = True
+                try:
+                    digests = lost_documents(chunks, documents, lost)
+                    made = read_again(self._results(), digests) if digests else None
+                except Exception:  # the searches go on as they did without it
+                    log.exception("the passages whose index files are lost cannot be read again")
+                    made = None
+                if made is not None:
+                    self._made = (wrap(made), made)
+            return self._made[0] if self._made else None
+
+    def said(self, rows: int, unanswered: list[str]) -> str | None:
+        """The damage as searches meet it: ``rows`` passages lost, the rankings
+        ``unanswered``, and what this stand-in read (None: nothing found lost)."""
+        stand_in = self._made[1] if self._made else None
+        if stand_in is not None and not stand_in.missed and not unanswered:
+            return (
+                f"{rows} passages whose index files are lost are read from their "
+                f"{stand_in.read} documents' results until the next indexing rebuilds the index"
+            )
+        said = [f"{rows} passages whose index files are lost"] if rows else []
+        said += [f"the {ranking} ranking (its index files are lost)" for ranking in unanswered]
+        if not said:
+            return None
+        read = f" ({stand_in.read} documents' read from their results)" if stand_in else ""
+        return f"searches leave out {' and '.join(said)}{read} until the next indexing rebuilds it"
