@@ -18,6 +18,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptio
 from bucketdigest.worker.digesters.doc_to_markdown.word_spaces import page_text
 
 SIZE = 11
+PAGE_WIDTH = 612
 CAPTION = "Table 1: Composition of the pretraining data"
 BODY = "The regular face says where its words end, as it should: Donaudampfschifffahrt."
 _FACES = {"Helvetica-Bold": "hebo", "Times-Bold": "tibo"}
@@ -50,7 +51,7 @@ def lying_widths_pdf(path: Path, lines: list[str], face: str = "Helvetica-Bold")
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
         "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {PAGE_WIDTH} 792] /Contents 4 0 R "
         "/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
         f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
@@ -92,8 +93,11 @@ def test_every_word_of_a_line_whose_widths_lie_is_read_apart(
     tmp_path: Path, words: list[str], face: str
 ) -> None:
     """Where MuPDF alone reads a run of letters long enough to be glued words (after a wide
-    glyph such as a bold "m" it may see a space itself, leaving runs too short to measure)."""
-    source = lying_widths_pdf(tmp_path / "line.pdf", [" ".join(words)], face)
+    glyph such as a bold "m" it may see a space itself, leaving runs too short to measure), on
+    a line that ends on the page (past its edge MuPDF clips the glyphs)."""
+    line = " ".join(words)
+    assume(72 + pymupdf.Font(_FACES[face]).text_length(line, SIZE) < PAGE_WIDTH)
+    source = lying_widths_pdf(tmp_path / "line.pdf", [line], face)
     assume(GLUED.search(pymupdf.open(source)[0].get_text().splitlines()[-1]))
     lines = page_text(pymupdf.open(source)[0]).splitlines()
     assert lines[-1].split() == words
