@@ -159,6 +159,8 @@ HEAVY_FIXTURES = frozenset(
 HEAVY_CALLS = ("subprocess", "Popen", "Worker(", ".work(", "run_local", "run_watching",
                "background_server", "ThreadedMotoServer", "work_bucket", "TestClient")  # fmt: skip
 """What a test that starts processes or servers itself calls."""
+CONVERTING_COMMAND = '"run", str('
+"""How a test invokes ``run`` on a folder (it starts workers) in its own code."""
 
 
 def _starts_processes(function: object, depth: int = 2) -> bool:
@@ -187,6 +189,14 @@ FIRST = "tests/test_bench_smoke.py"
 """The longest tests (minutes each) start first, so a parallel run does not end on them."""
 
 
+def _converts_a_folder(function: object) -> bool:
+    """Whether the test's own code invokes ``run`` on a folder."""
+    try:
+        return CONVERTING_COMMAND in inspect.getsource(function)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return False
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark ``heavy`` every test that needs a worker process, a server or moto's (by the
     fixtures it uses, or what it calls), so ``scripts/test.sh --fast`` leaves them out; put
@@ -200,5 +210,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or fixtures & HEAVY_FIXTURES
             or params.get("store") in ("moto-server", "moto-inprocess")
             or _starts_processes(getattr(item, "function", None))
+            or _converts_a_folder(getattr(item, "function", None))
         ):
             item.add_marker(pytest.mark.heavy)

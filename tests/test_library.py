@@ -93,6 +93,7 @@ def test_a_type_checker_sees_the_types_of_the_installed_package(tmp_path: Path) 
     assert 'incompatible type "int"; expected "str"' in out, "a wrong call is caught"
 
 
+@pytest.mark.heavy  # the example's bucket.work() runs a worker (its converter in a child)
 def test_the_readme_example_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
