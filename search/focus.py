@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bucketdigest.search.hit import Hit
-from bucketdigest.search.snippet import words_held
+from bucketdigest.search.snippet import words_held_each
 from bucketdigest.shared.jsonlines import loads_lines
 
 MAX_BLOCKS = 3
@@ -34,7 +34,7 @@ def passage_blocks(blocks: Sequence[Block], query: str) -> list[Block]:
     """The blocks of ``blocks`` (one chunk's, in reading order) that hold words of ``query``
     (see the module's docstring), in reading order."""
     shown = [b for b in blocks if b.get("kind") in SHOWN_KINDS and str(b.get("text", "")).strip()]
-    held = [words_held(query, str(b["text"])) for b in shown]
+    held = words_held_each(query, [str(b["text"]) for b in shown])
     picked: list[int] = []
     covered: set[str] = set()
     while shown and len(picked) < MAX_BLOCKS:

@@ -109,6 +109,9 @@ SEMANTIC_MARGIN = 0.05
 KEYWORD_MARGIN = 1.5
 """How many times the second's BM25 keyword search's first hit must score to be clear."""
 QUERY_VECTORS_KEPT = 256
+DOCUMENT_VECTORS_KEPT = 20_000
+"""Documents' mean vectors a searcher keeps in memory (1.5 KiB each): a hybrid search asks
+for its candidates' documents, and reading them from the index was a third of its queries."""
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
 
@@ -204,6 +207,9 @@ class Searcher:
         self._vectors_lock = threading.Lock()
         """A server's threads share the searcher: two evicting the same oldest vector at
         once was a KeyError, a 500 under load."""
+        self._document_vectors: dict[str, Any] = {}
+        """Digest → its document's mean vector (see :data:`DOCUMENT_VECTORS_KEPT`), under
+        ``_vectors_lock``: the searcher reads one version of the index, so they hold."""
         self._lost: dict[str, LostRows] = {}
         """Table → its fragments whose files are lost, once a query found one."""
         self._unanswered: set[str] = set()
@@ -413,20 +419,25 @@ class Searcher:
         (cosine with the document's mean vector)."""
         import numpy as np
 
-        if not digests:
-            return {}
-        listed = ", ".join(sql_quoted(d) for d in sorted(digests))
-        try:
-            rows = self._rows(
-                self.documents, columns=["digest", "vector"], filter=f"digest IN ({listed})"
-            )
-        except LostIndexPart as exc:  # the passages alone
-            self._unanswerable("documents'", self.documents, exc)
-            return {}
-        return {
-            row["digest"]: float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
-            for row in rows
-        }
+        with self._vectors_lock:
+            known = {d: self._document_vectors[d] for d in digests if d in self._document_vectors}
+        wanted = sorted(digests - known.keys())
+        if wanted:
+            listed = ", ".join(sql_quoted(d) for d in wanted)
+            try:
+                rows = self._rows(
+                    self.documents, columns=["digest", "vector"], filter=f"digest IN ({listed})"
+                )
+            except LostIndexPart as exc:  # the passages alone
+                self._unanswerable("documents'", self.documents, exc)
+                return {}
+            read = {row["digest"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
+            known |= read
+            with self._vectors_lock:
+                self._document_vectors |= read
+                while len(self._document_vectors) > DOCUMENT_VECTORS_KEPT:
+                    self._document_vectors.pop(next(iter(self._document_vectors)))
+        return {digest: float(np.dot(kept, vector)) for digest, kept in known.items()}
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """The best hits, best first. Raises InvalidQuery for a request it cannot answer.

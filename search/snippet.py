@@ -6,8 +6,11 @@ as the keyword index's stemmer matched them; the window with the most matches wi
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
@@ -92,6 +95,12 @@ def _asked(query: str) -> frozenset[str]:
     return frozenset(s for s in query_stems(query) if not CJK_RUN.match(s))
 
 
+@functools.lru_cache(maxsize=256)
+def _asked_pairs(query: str) -> frozenset[str]:
+    """The character pairs of the query's CJK runs."""
+    return frozenset(cjk_pairs(query))
+
+
 def _stem_matches(text: str, query: str) -> list[tuple[int, int, str]]:
     """Where ``text``'s words that stem to one of the query's stand (start, end), with that
     stem. Only the places where a stem occurs are looked at (found by ``str.find`` in the
@@ -121,18 +130,33 @@ def words_held(query: str, text: str) -> set[str]:
     """The query's words (stemmed, stop words aside; CJK as character pairs, as the index
     reads it) that ``text`` holds."""
     held = {stemmed for _, _, stemmed in _stem_matches(text, query)}
-    return held | {pair for pair in cjk_pairs(query) if pair in text}
+    return held | {pair for pair in _asked_pairs(query) if pair in text}
+
+
+def words_held_each(query: str, texts: Sequence[str]) -> list[set[str]]:
+    """:func:`words_held` of each of ``texts``, looked for in one pass over them all (a hit's
+    blocks are tens of short texts: one call each cost more than the looking)."""
+    joined = "\n".join(texts)
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    held: list[set[str]] = [set() for _ in texts]
+    for at, _, stemmed in _stem_matches(joined, query):
+        held[bisect.bisect_right(starts, at) - 1].add(stemmed)
+    pairs = _asked_pairs(query)
+    if pairs:
+        for words, text in zip(held, texts, strict=True):
+            words |= {pair for pair in pairs if pair in text}
+    return held
 
 
 def query_words_held(query: str, text: str) -> tuple[int, int]:
     """How many of the query's words (see :func:`words_held`) ``text`` holds, and how many
     there are."""
-    return len(words_held(query, text)), len(_asked(query)) + len(cjk_pairs(query))
+    return len(words_held(query, text)), len(_asked(query)) + len(_asked_pairs(query))
 
 
 def _cjk_matches(text: str, query: str) -> list[tuple[int, int]]:
     """Where the character pairs of the query's CJK runs occur in ``text``, overlaps merged."""
-    pairs = cjk_pairs(query)
+    pairs = _asked_pairs(query)
     if not pairs:
         return []
     spans: list[tuple[int, int]] = []

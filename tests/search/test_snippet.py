@@ -7,7 +7,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketdigest.search.snippet import make_snippet, query_stems, stem, words_held
+from bucketdigest.search.snippet import (
+    make_snippet,
+    query_stems,
+    stem,
+    words_held,
+    words_held_each,
+)
 from bucketdigest.search.terms import CJK_RUN, cjk_pairs
 from bucketdigest.shared.pagetext import readable_text
 
@@ -83,6 +89,21 @@ def test_the_words_a_text_holds_are_those_its_every_word_stemmed_gives(
     every = {stem(word) for word in re.findall(r"[^\W_]+", text)}
     pairs = {pair for pair in cjk_pairs(query) if pair in text}
     assert words_held(query, text) == (asked & every) | pairs
+
+
+@settings(max_examples=300)
+@given(
+    query=st.lists(_WORDS, min_size=1, max_size=4).map(" ".join),
+    texts=st.lists(
+        st.lists(st.one_of(_WORDS, st.text(max_size=6)), max_size=8).map(" ".join), max_size=8
+    ),
+)
+def test_the_words_each_block_holds_are_found_in_one_pass_as_one_at_a_time(
+    query: str, texts: list[str]
+) -> None:
+    """A hit's blocks are looked through joined: each must hold what it holds alone (no word
+    carried over from its neighbour, none lost at its edges)."""
+    assert words_held_each(query, texts) == [words_held(query, text) for text in texts]
 
 
 _FILLER = [
