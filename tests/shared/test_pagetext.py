@@ -21,7 +21,7 @@ PLAIN_SPELLINGS = {
 
 _MARKDOWN = st.lists(
     st.sampled_from(
-        list("aZé9³¹²⁴_*`|-# \n\t.") + ["**", "__", "Smith", "x²", "3¹", "_t_³", "日本", "١٢"]
+        [*"aZé9³¹²⁴_*`|-# \n\t.", "**", "__", "Smith", "x²", "3¹", "_t_³", "日本", "١٢"]
     ),
     max_size=40,
 ).map("".join)
