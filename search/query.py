@@ -22,6 +22,14 @@ from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
+from bucketdigest.search.fusion import (
+    DOCUMENT_WEIGHT,
+    KEYWORD_MARGIN,
+    SEMANTIC_MARGIN,
+    clear_winner,
+    keyword_weight,
+    lifted,
+)
 from bucketdigest.search.hit import Hit, merged_hits
 from bucketdigest.search.index import REBUILD_HINT, TERMS
 from bucketdigest.search.lost_parts import (
@@ -73,41 +81,6 @@ such a question gets no hit rather than weak ones with negative scores. Two word
 hit the model cannot vouch for: its English model reads neither CJK nor an image's few words
 as close to a question about them."""
 
-KEYWORD_WEIGHT = 0.6
-"""Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
-candidate of either ranking (a keyword hit's similarity from its vector; a semantic hit
-without the query's words scores 0 for them). ``words`` is its BM25 over the best one, times
-the square of the share of the query's words it holds: a passage holding the whole pasted
-sentence leads as keyword search leads, while one that shares a single common word with a
-question asked in other words does not outweigh the passage that means it. The weight is
-this one when some candidate holds every word of the query (a pasted span, a known item),
-:data:`QUESTION_KEYWORD_WEIGHT` when none does, :data:`FOREIGN_KEYWORD_WEIGHT` for a query
-mostly in a script other than Latin. Measured on known-item queries and on questions in a
-person's own words over the real-world corpus (scripts/bench/ranking.py, questions.py)."""
-QUESTION_KEYWORD_WEIGHT = 0.45
-"""Hybrid, when no candidate holds every word of the query: a question in other words than
-the passage, where meaning tells more than the words shared (doc@1 on the question bench
-0.66 against 0.60 with :data:`KEYWORD_WEIGHT`)."""
-FOREIGN_KEYWORD_WEIGHT = 0.9
-"""Hybrid, for a query mostly in a script other than Latin (Chinese, Japanese, Arabic...):
-the embedding model (all-MiniLM-L6-v2) was trained on English, and its neighbours of such a
-query are noise; the words (CJK as character pairs) decide."""
-DOCUMENT_WEIGHT = 0.2
-"""Hybrid, questions in other words: the cosine between the query and the passage's document
-(the mean of its chunks' vectors) is added at this weight, so a passage of the document about
-the question leads a passage that only shares its words (doc@1 0.72 against 0.69 without)."""
-_LATIN_END = 0x250
-"""Letters below this code point are Latin (Basic, Supplement, Extended-A and -B)."""
-CLEAR_WINNER_PLACE = 2
-"""Hybrid: a hit either ranking puts first by a clear margin stands no lower than this. A
-table that says "Pop." where the question says "population" is semantic search's first hit
-and keyword search never returns it; a weighted sum alone would rank it below every hit
-that shares a word with the question."""
-SEMANTIC_MARGIN = 0.05
-"""Cosine similarity by which semantic search's first hit leads its second to be clear
-(all-MiniLM-L6-v2: neighbouring answers to one question lie within about 0.02)."""
-KEYWORD_MARGIN = 1.5
-"""How many times the second's BM25 keyword search's first hit must score to be clear."""
 QUERY_VECTORS_KEPT = 256
 DOCUMENT_VECTORS_KEPT = 20_000
 """Documents' mean vectors a searcher keeps in memory (1.5 KiB each): a hybrid search asks
@@ -134,44 +107,6 @@ def _full_text(query: str) -> Any:
     if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
         return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
     return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
-
-
-def _keyword_weight(query: str, complete: bool) -> float:
-    """The weight of the words in a hybrid score (:data:`KEYWORD_WEIGHT`): ``complete`` when
-    some candidate holds every word of ``query``."""
-    letters = [ch for ch in query if ch.isalpha()]
-    latin = sum(ord(ch) < _LATIN_END for ch in letters)
-    if letters and latin < len(letters) / 2:
-        return FOREIGN_KEYWORD_WEIGHT
-    return KEYWORD_WEIGHT if complete else QUESTION_KEYWORD_WEIGHT
-
-
-def _clear_winner(
-    scores: list[float], margin: float, *, relative: bool = False, floor: float | None = None
-) -> bool:
-    """Whether a ranking's first score leads its second by ``margin`` (a difference, or with
-    ``relative`` a ratio); a lone hit leads ``floor`` so, or by its being alone without one
-    (a lone semantic hit just over the relevance floor is no clear winner)."""
-    if not scores:
-        return False
-    second = scores[1] if len(scores) > 1 else floor
-    if second is None:
-        return True
-    first = scores[0]
-    return first >= second * margin if relative else first - second >= margin
-
-
-def _lifted(ranked: list[tuple[int, float]], offset: int) -> list[tuple[int, float]]:
-    """``ranked`` with ``offset`` raised to :data:`CLEAR_WINNER_PLACE` if it stands lower (its
-    score just above the one it passes, so scores still fall down the list)."""
-    place = next((i for i, (o, _) in enumerate(ranked) if o == offset), None)
-    top = CLEAR_WINNER_PLACE - 1
-    if place is None or place <= top:
-        return ranked
-    score = ranked[top][1] + 1e-6
-    if top:
-        score = min(score, ranked[top - 1][1])
-    return [*ranked[:top], (offset, score), *[p for p in ranked[top:] if p[0] != offset]]
 
 
 @dataclass
@@ -356,8 +291,8 @@ class Searcher:
     def _fused(
         self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, Any]]]:
-        """Both rankings' candidates, scored by both measures (see :data:`KEYWORD_WEIGHT`);
-        a clear winner of either ranking stands no lower than :data:`CLEAR_WINNER_PLACE`."""
+        """Both rankings' candidates, scored by both measures (see :mod:`.fusion`); a clear
+        winner of either ranking stands no lower than :data:`.fusion.CLEAR_WINNER_PLACE`."""
         import numpy as np
 
         chunks = table is self.chunks
@@ -378,7 +313,7 @@ class Searcher:
             offset: found / asked if asked else 1.0 for offset, (found, asked) in counts.items()
         }
         complete = max(held.values(), default=0.0) >= 1.0
-        weight = _keyword_weight(request.query, complete)
+        weight = keyword_weight(request.query, complete)
         about: dict[str, float] = {}
         if chunks and not complete:
             about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
@@ -402,16 +337,16 @@ class Searcher:
                 )
         ranked = sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
         winners = [
-            _clear_winner(
+            clear_winner(
                 [1.0 - float(r["_distance"]) for r in semantic],
                 SEMANTIC_MARGIN,
                 floor=SIMILARITY_FLOOR,
             ),
-            _clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
+            clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
         ]
         for winner, rows in zip(winners, (semantic, keyword), strict=True):
             if winner:
-                ranked = _lifted(ranked, rows[0][_OFFSET])
+                ranked = lifted(ranked, rows[0][_OFFSET])
         return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
 
     def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:

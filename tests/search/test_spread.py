@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bucketdigest.search import query, terms
+from bucketdigest.search import fusion, query, terms
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
@@ -198,9 +198,9 @@ def test_a_clear_winner_is_lifted_to_its_place_and_nothing_else_moves(
     ranked: list[tuple[int, float]], data: st.DataObject
 ) -> None:
     winner = data.draw(st.sampled_from([offset for offset, _ in ranked]))
-    lifted = query._lifted(ranked, winner)
+    lifted = fusion.lifted(ranked, winner)
     assert sorted(lifted) != [] and {o for o, _ in lifted} == {o for o, _ in ranked}
-    assert [o for o, _ in lifted].index(winner) <= query.CLEAR_WINNER_PLACE - 1
+    assert [o for o, _ in lifted].index(winner) <= fusion.CLEAR_WINNER_PLACE - 1
     others = [o for o, _ in lifted if o != winner]
     assert others == [o for o, _ in ranked if o != winner]
     scores = [s for _, s in lifted]
@@ -242,12 +242,12 @@ def test_the_same_passage_under_another_heading_is_a_near_duplicate(
 
 
 def test_a_lone_semantic_hit_just_over_the_floor_is_no_clear_winner() -> None:
-    floor, margin = query.SIMILARITY_FLOOR, query.SEMANTIC_MARGIN
-    assert not query._clear_winner([floor + margin / 2], margin, floor=floor)
-    assert query._clear_winner([floor + margin * 2], margin, floor=floor)
-    assert query._clear_winner([0.9, 0.9 - margin * 2], margin, floor=floor)
-    assert not query._clear_winner([0.9, 0.9 - margin / 2], margin, floor=floor)
-    assert query._clear_winner([3.0], query.KEYWORD_MARGIN, relative=True), "words: alone leads"
+    floor, margin = query.SIMILARITY_FLOOR, fusion.SEMANTIC_MARGIN
+    assert not fusion.clear_winner([floor + margin / 2], margin, floor=floor)
+    assert fusion.clear_winner([floor + margin * 2], margin, floor=floor)
+    assert fusion.clear_winner([0.9, 0.9 - margin * 2], margin, floor=floor)
+    assert not fusion.clear_winner([0.9, 0.9 - margin / 2], margin, floor=floor)
+    assert fusion.clear_winner([3.0], fusion.KEYWORD_MARGIN, relative=True), "words: alone leads"
 
 
 @given(_HEADING)

@@ -1,0 +1,80 @@
+"""How hybrid search scores a candidate of either ranking: the weight of the words against
+the meaning (by the kind of query), the document's own closeness, and the clear winner of one
+ranking kept near the top. Measured on known-item queries and on questions in a person's own
+words over the real-world corpus (scripts/bench/ranking.py, questions.py)."""
+
+from __future__ import annotations
+
+KEYWORD_WEIGHT = 0.6
+"""Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
+candidate of either ranking (a keyword hit's similarity from its vector; a semantic hit
+without the query's words scores 0 for them). ``words`` is its BM25 over the best one, times
+the square of the share of the query's words it holds: a passage holding the whole pasted
+sentence leads as keyword search leads, while one that shares a single common word with a
+question asked in other words does not outweigh the passage that means it. The weight is
+this one when some candidate holds every word of the query (a pasted span, a known item),
+:data:`QUESTION_KEYWORD_WEIGHT` when none does, :data:`FOREIGN_KEYWORD_WEIGHT` for a query
+mostly in a script other than Latin. Measured on known-item queries and on questions in a
+person's own words over the real-world corpus (scripts/bench/ranking.py, questions.py)."""
+QUESTION_KEYWORD_WEIGHT = 0.45
+"""Hybrid, when no candidate holds every word of the query: a question in other words than
+the passage, where meaning tells more than the words shared (doc@1 on the question bench
+0.66 against 0.60 with :data:`KEYWORD_WEIGHT`)."""
+FOREIGN_KEYWORD_WEIGHT = 0.9
+"""Hybrid, for a query mostly in a script other than Latin (Chinese, Japanese, Arabic...):
+the embedding model (all-MiniLM-L6-v2) was trained on English, and its neighbours of such a
+query are noise; the words (CJK as character pairs) decide."""
+DOCUMENT_WEIGHT = 0.2
+"""Hybrid, questions in other words: the cosine between the query and the passage's document
+(the mean of its chunks' vectors) is added at this weight, so a passage of the document about
+the question leads a passage that only shares its words (doc@1 0.72 against 0.69 without)."""
+_LATIN_END = 0x250
+"""Letters below this code point are Latin (Basic, Supplement, Extended-A and -B)."""
+CLEAR_WINNER_PLACE = 2
+"""Hybrid: a hit either ranking puts first by a clear margin stands no lower than this. A
+table that says "Pop." where the question says "population" is semantic search's first hit
+and keyword search never returns it; a weighted sum alone would rank it below every hit
+that shares a word with the question."""
+SEMANTIC_MARGIN = 0.05
+"""Cosine similarity by which semantic search's first hit leads its second to be clear
+(all-MiniLM-L6-v2: neighbouring answers to one question lie within about 0.02)."""
+KEYWORD_MARGIN = 1.5
+"""How many times the second's BM25 keyword search's first hit must score to be clear."""
+
+
+def keyword_weight(query: str, complete: bool) -> float:
+    """The weight of the words in a hybrid score (:data:`KEYWORD_WEIGHT`): ``complete`` when
+    some candidate holds every word of ``query``."""
+    letters = [ch for ch in query if ch.isalpha()]
+    latin = sum(ord(ch) < _LATIN_END for ch in letters)
+    if letters and latin < len(letters) / 2:
+        return FOREIGN_KEYWORD_WEIGHT
+    return KEYWORD_WEIGHT if complete else QUESTION_KEYWORD_WEIGHT
+
+
+def clear_winner(
+    scores: list[float], margin: float, *, relative: bool = False, floor: float | None = None
+) -> bool:
+    """Whether a ranking's first score leads its second by ``margin`` (a difference, or with
+    ``relative`` a ratio); a lone hit leads ``floor`` so, or by its being alone without one
+    (a lone semantic hit just over the relevance floor is no clear winner)."""
+    if not scores:
+        return False
+    second = scores[1] if len(scores) > 1 else floor
+    if second is None:
+        return True
+    first = scores[0]
+    return first >= second * margin if relative else first - second >= margin
+
+
+def lifted(ranked: list[tuple[int, float]], offset: int) -> list[tuple[int, float]]:
+    """``ranked`` with ``offset`` raised to :data:`CLEAR_WINNER_PLACE` if it stands lower (its
+    score just above the one it passes, so scores still fall down the list)."""
+    place = next((i for i, (o, _) in enumerate(ranked) if o == offset), None)
+    top = CLEAR_WINNER_PLACE - 1
+    if place is None or place <= top:
+        return ranked
+    score = ranked[top][1] + 1e-6
+    if top:
+        score = min(score, ranked[top - 1][1])
+    return [*ranked[:top], (offset, score), *[p for p in ranked[top:] if p[0] != offset]]
