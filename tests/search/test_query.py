@@ -207,6 +207,34 @@ def test_many_threads_searching_past_the_kept_query_vectors_all_get_answers(
     assert all(answers)
 
 
+@pytest.mark.parametrize("kept", [query.DOCUMENT_VECTORS_KEPT, 1])
+def test_a_searcher_reads_a_documents_vector_once_and_ranks_the_same_with_it(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    """Hybrid weighs each candidate's document by its mean vector; a searcher keeps those it
+    has read (one version of the index: they cannot change under it)."""
+    searcher, digests = indexed
+    monkeypatch.setattr(query, "DOCUMENT_VECTORS_KEPT", kept)
+    asked: list[str] = []
+    read_rows = query.read_rows
+
+    def counted(table: object, lost: object, **request: object) -> list[dict[str, object]]:
+        if table is searcher.documents:
+            asked.append(str(request.get("filter")))
+        return read_rows(table, lost, **request)
+
+    monkeypatch.setattr(query, "read_rows", counted)
+    fresh = Searcher(searcher.chunks, searcher.documents)
+    question = SearchRequest("how do I pin down somebody I am wrestling with")
+    first = fresh.search(question)
+    assert asked, "the documents' vectors were read for the document weight"
+    again = fresh.search(question)
+    assert [(h.chunk_id, h.score) for h in again] == [(h.chunk_id, h.score) for h in first]
+    assert first[0].digest == digests["melee/grappling.md"]
+    if kept > 1:
+        assert len(asked) == 1, "read once, then kept"
+
+
 def test_an_index_an_older_bucketdigest_made_is_rebuilt_by_the_next_indexing(
     topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
