@@ -115,6 +115,18 @@ class ServeSettings:
 
 LOCATIONS_KEPT = 256
 """Documents whose chunks' and blocks' places a server keeps in memory."""
+ANSWERS_KEPT = 1024
+"""Searches whose hits a server keeps for the index version it reads (see
+:meth:`Backend.search`)."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A search's hits as shown, and the versions of the results their regions were read
+    from."""
+
+    hits: list[Hit]
+    versions: tuple[str, ...]
 
 
 class Backend:
@@ -128,6 +140,8 @@ class Backend:
         self._lock = threading.Lock()
         self._page_images: dict[tuple[str, int, int], PageImage] = {}
         self._locations: OrderedDict[str, Locations] = OrderedDict()
+        self._answers: OrderedDict[SearchRequest, _Answer] = OrderedDict()
+        """Hits by request, for the searcher in ``_searcher`` (emptied when it changes)."""
 
     def close(self) -> None:
         self.cache.close()
@@ -148,6 +162,8 @@ class Backend:
         with self._lock:
             if self._searcher and self._searcher[0].reads_the_same_index_as(searcher):
                 searcher = self._searcher[0]
+            else:
+                self._answers.clear()
             self._searcher = (searcher, time.monotonic())
         return searcher
 
@@ -158,8 +174,40 @@ class Backend:
         return privacy.without_location(message, index_location(self.settings.store).uri)
 
     def search(self, request: SearchRequest) -> list[Hit]:
-        hits = [self._focused(hit, request.query) for hit in self.searcher().search(request)]
-        return hits if self.settings.show_locations else [privacy.public_hit(h) for h in hits]
+        """The hits as this server shows them. A request asked again while the index has no
+        new version gets the hits it got (people repeat searches, a web page asks passages
+        and documents for one query, an agent asks again), unless a result they point into
+        changed since or the index had lost files (the hits then vary as the stand-in is
+        read): the searcher's and the regions' work is done once."""
+        request = request.validated()
+        searcher = self.searcher()
+        with self._lock:
+            kept = self._answers.get(request)
+            if kept is not None:
+                self._answers.move_to_end(request)
+        if kept is not None and kept.versions == self._versions(kept.hits):
+            return list(kept.hits)
+        hits = [self._focused(hit, request.query) for hit in searcher.search(request)]
+        if not self.settings.show_locations:
+            hits = [privacy.public_hit(h) for h in hits]
+        if searcher.damage is None:
+            with self._lock:
+                if self._searcher and self._searcher[0] is searcher:
+                    self._answers[request] = _Answer(hits, self._versions(hits))
+                    while len(self._answers) > ANSWERS_KEPT:
+                        self._answers.popitem(last=False)
+        return hits
+
+    def _versions(self, hits: list[Hit]) -> tuple[str, ...]:
+        """The versions of the results ``hits``' regions come from ("" where none can be
+        read: such a hit has no regions)."""
+        versions = []
+        for hit in hits:
+            try:
+                versions.append(self.cache.version(hit.digest) if hit.chunk_id else "")
+            except BucketdigestError:
+                versions.append("")
+        return tuple(versions)
 
     def _located(self, digest: str) -> Locations:
         """Where the chunks and blocks of ``digest`` stand (read once per version of its

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.request import PER_DOCUMENT, SearchRequest
 from bucketdigest.serve.backend import Backend, ServeSettings
+from bucketdigest.serve.results import CacheSettings
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
@@ -266,6 +267,37 @@ def test_the_server_keeps_its_searcher_until_the_index_changes(writable: StoreSe
     assert index_bucket(store, writable).removed == 1
     assert backend.searcher() is not first
     assert not any(h.digest == digest for h in backend.search(SearchRequest("the", limit=50)))
+
+
+def test_a_search_asked_again_is_answered_from_what_the_server_kept_until_something_changes(
+    writable: StoreSettings, served: Served
+) -> None:
+    """The same request (spelt with other spaces too) while the index has no new version is
+    answered with the hits shown before, without searching again; a changed result the hits
+    point into, or a new index version, makes the server search again."""
+    settings = ServeSettings(
+        store=writable, refresh_seconds=0.0, cache=CacheSettings(revalidate_seconds=0.0)
+    )
+    backend = Backend(settings)
+    searcher = backend.searcher()
+    asked: list[SearchRequest] = []
+    search = searcher.search
+    searcher.search = lambda request: asked.append(request) or search(request)  # type: ignore[method-assign]
+    first = backend.search(SearchRequest("  The Long\tRulebook "))
+    long_pdf = served.digests["rulebooks/long.pdf"]
+    assert any(h.digest == long_pdf and h.regions for h in first)
+    assert backend.search(SearchRequest("The Long Rulebook")) == first
+    assert len(asked) == 1
+
+    store = LocalStore(Path(writable.bucket))
+    result = store.get(keys.out_key(long_pdf)).data
+    store.put(keys.out_key(long_pdf), result)  # the same bytes anew: another version
+    assert backend.search(SearchRequest("The Long Rulebook")) == first
+    assert len(asked) == 2
+
+    store.delete(keys.out_key(long_pdf))
+    assert index_bucket(store, writable).removed == 1
+    assert not any(h.digest == long_pdf for h in backend.search(SearchRequest("The Long Rulebook")))
 
 
 def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
