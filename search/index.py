@@ -64,6 +64,12 @@ this document"): without them a filtered query scans those columns of every row 
 million chunks; 4 with)."""
 COMPACT_FROM_FRAGMENTS = 24
 """Each commit adds a fragment: past this many, compact and bring the indexes up to date."""
+MOST_INDEX_PARTS = 3
+"""New rows go into an index as a part of its own (a delta), and a query asks every part: a
+full-text query over a base and six deltas took 10-12 ms here against 5-7 over one. Past this
+many parts, the deltas (never the base, the largest part) are merged with the new rows into
+one: at 50,000 rows that took 0.2-0.4 s against 2.6 s for the whole index, so the parts stay
+few until compaction rewrites them all."""
 
 
 def _schema(*fields: pa.Field) -> pa.Schema:
@@ -278,7 +284,12 @@ def _maintain_table(name: str, table: Any, force: bool) -> list[str]:
         table.optimize(cleanup_older_than=timedelta(hours=1))
         done.append(f"{name}: compacted {fragments} fragments")
     elif stale:
-        table.to_lance().optimize.optimize_indices(num_indices_to_merge=0)
+        lance_table = table.to_lance()
+        for index in sorted(indexes):
+            stats = table.index_stats(index)
+            parts = int(stats.num_indices or 1) if stats is not None else 1
+            merged = parts - 1 if parts + 1 > MOST_INDEX_PARTS else 0
+            lance_table.optimize.optimize_indices(index_names=[index], num_indices_to_merge=merged)
         done.append(f"{name}: {stale} new rows indexed")
     return done
 

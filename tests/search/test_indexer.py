@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from bucketdigest.search import generation, lease
-from bucketdigest.search.index import SearchIndex, unindexed_rows
+from bucketdigest.search.index import MOST_INDEX_PARTS, SearchIndex, unindexed_rows
 from bucketdigest.search.indexer import catch_up, index_bucket
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
@@ -172,7 +172,7 @@ def test_documents_indexed_one_at_a_time_stay_covered_by_the_full_text_index(
 ) -> None:
     """Workers index a few documents per run, each run adding a fragment: every run folds its
     rows into the indexes (full text and filters), so no query scans unindexed rows (the
-    bound: none after a run)."""
+    bound: none after a run), and the parts an index is in stay few (a query asks each)."""
     bucket, settings = _copy(topics_bucket, tmp_path)
     store = LocalStore(bucket)
     aside = tmp_path / "aside"
@@ -195,6 +195,8 @@ def test_documents_indexed_one_at_a_time_stay_covered_by_the_full_text_index(
                 "terms_idx",
             ]
             assert [unindexed_rows(table, name) for name in names] == [0] * len(names)
+            parts = [table.index_stats(name).num_indices for name in names]
+            assert max(parts) <= MOST_INDEX_PARTS, dict(zip(names, parts, strict=True))
     hits = Searcher.open(settings).search(SearchRequest("thieves tools", mode=Mode.KEYWORD))
     assert hits[0].digest == topics_bucket[1]["world/dungeons.md"]
 
