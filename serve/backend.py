@@ -9,6 +9,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -142,6 +143,8 @@ class Backend:
         self._locations: OrderedDict[str, Locations] = OrderedDict()
         self._answers: OrderedDict[SearchRequest, _Answer] = OrderedDict()
         """Hits by request, for the searcher in ``_searcher`` (emptied when it changes)."""
+        self._answering: dict[tuple[Searcher, SearchRequest], Future[list[Hit]]] = {}
+        """The searches being answered, for the same requests to wait on."""
 
     def close(self) -> None:
         self.cache.close()
@@ -178,7 +181,8 @@ class Backend:
         new version gets the hits it got (people repeat searches, a web page asks passages
         and documents for one query, an agent asks again), unless a result they point into
         changed since or the index had lost files (the hits then vary as the stand-in is
-        read): the searcher's and the regions' work is done once."""
+        read); one asked while the same is being answered waits for that answer: the
+        searcher's and the regions' work is done once."""
         request = request.validated()
         searcher = self.searcher()
         with self._lock:
@@ -187,13 +191,35 @@ class Backend:
                 self._answers.move_to_end(request)
         if kept is not None and kept.versions == self._versions(kept.hits):
             return list(kept.hits)
+        with self._lock:
+            answering = self._answering.get((searcher, request))
+            mine = answering is None
+            if answering is None:
+                answering = self._answering[searcher, request] = Future()
+        if not mine:
+            return list(answering.result())
+        try:
+            hits = self._answer(searcher, request)
+            answering.set_result(hits)
+        except BaseException as exc:
+            answering.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                del self._answering[searcher, request]
+        return list(hits)
+
+    def _answer(self, searcher: Searcher, request: SearchRequest) -> list[Hit]:
+        """``searcher``'s hits for ``request`` with their regions, kept for the next time
+        it is asked while no index file is lost."""
         hits = [self._focused(hit, request.query) for hit in searcher.search(request)]
         if not self.settings.show_locations:
             hits = [privacy.public_hit(h) for h in hits]
         if searcher.damage is None:
+            answer = _Answer(hits, self._versions(hits))
             with self._lock:
                 if self._searcher and self._searcher[0] is searcher:
-                    self._answers[request] = _Answer(hits, self._versions(hits))
+                    self._answers[request] = answer
                     while len(self._answers) > ANSWERS_KEPT:
                         self._answers.popitem(last=False)
         return hits

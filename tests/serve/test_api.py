@@ -5,12 +5,16 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
+import threading
+import traceback
 import zipfile
 from pathlib import Path
 
 import PIL.Image
 from fastapi.testclient import TestClient
 
+from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.request import PER_DOCUMENT, SearchRequest
 from bucketdigest.serve.backend import Backend, ServeSettings
@@ -20,6 +24,7 @@ from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.stores.local import LocalStore
 from tests.serve.conftest import HOSTILE, TOKEN, Served
+from tests.waiting import wait_until
 
 
 def test_chunk_search_finds_the_passage_with_its_page_and_marked_words(
@@ -298,6 +303,46 @@ def test_a_search_asked_again_is_answered_from_what_the_server_kept_until_someth
     store.delete(keys.out_key(long_pdf))
     assert index_bucket(store, writable).removed == 1
     assert not any(h.digest == long_pdf for h in backend.search(SearchRequest("The Long Rulebook")))
+
+
+def test_the_same_search_asked_at_once_by_many_is_answered_once(
+    writable: StoreSettings,
+) -> None:
+    """Clients asking the same new question at the same moment (a page shared in a chat)
+    wait for the one search under way instead of each running it again."""
+    backend = Backend(ServeSettings(store=writable))
+    searcher = backend.searcher()
+    asked: list[SearchRequest] = []
+    go_on = threading.Event()
+    search = searcher.search
+
+    def slow_search(request: SearchRequest) -> list[Hit]:
+        asked.append(request)
+        assert go_on.wait(60)
+        return search(request)
+
+    searcher.search = slow_search  # type: ignore[method-assign]
+    answers: dict[int, list[Hit]] = {}
+
+    def ask(n: int) -> None:
+        answers[n] = backend.search(SearchRequest("thieves tools"))
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+
+    def waiting_for_the_answer() -> bool:
+        frames = sys._current_frames()
+        stacks = [traceback.extract_stack(frames[t.ident]) for t in threads if t.ident in frames]
+        waiting = [s for s in stacks if any(f.name == "result" for f in s)]
+        return len(asked) == 1 and len(waiting) == len(threads) - 1
+
+    wait_until(waiting_for_the_answer, "three requests never waited for the first")
+    go_on.set()
+    for thread in threads:
+        thread.join(60)
+    assert len(asked) == 1
+    assert answers[0] and all(answers[n] == answers[0] for n in range(4))
 
 
 def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
