@@ -37,21 +37,33 @@ async def _client(
 
 
 def searches_under_load(
-    host: str, port: int, route: str, queries: list[str], clients: int, seconds: float
+    host: str,
+    port: int,
+    route: str,
+    queries: list[str],
+    clients: int,
+    seconds: float,
+    *,
+    shared: bool = True,
 ) -> tuple[list[float], float]:
     """(latencies in ms, elapsed seconds) of ``clients`` connections asking ``route`` the
-    queries in turn (each client starting at its own offset) for ``seconds``."""
+    queries in turn for ``seconds``: each client starting at its own offset of the whole
+    list (``shared``: the clients ask the same queries one step apart, as people search for
+    the same things), or each its own share of the list, so that no query is asked twice
+    until a client has asked all of its share."""
     paths = [f"{route}?{urlencode({'q': query})}" for query in queries]
+
+    def walk(client: int) -> list[str]:
+        if shared:
+            return paths[client:] + paths[:client]
+        return paths[client::clients]
 
     async def main() -> tuple[list[float], float]:
         samples: list[float] = []
         began = time.perf_counter()
         stop = began + seconds
         await asyncio.gather(
-            *(
-                _client(host, port, paths[offset:] + paths[:offset], stop, samples)
-                for offset in range(clients)
-            )
+            *(_client(host, port, walk(client), stop, samples) for client in range(clients))
         )
         return samples, time.perf_counter() - began
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -21,8 +22,10 @@ from common import CLI, moto_server, new_bucket, table
 from load import searches_under_load
 from questions import load as load_questions
 from ranking import _bucket as corpus_bucket
+from ranking import query_sets
 from searching import _fill, _percentiles, _queries
 
+from bucketdigest.search.query import Searcher
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import keys
@@ -59,10 +62,19 @@ def _free_port() -> int:
 
 
 def _under_load(
-    bucket: str, processes: int, queries: list[str], clients: int, seconds: float
+    bucket: str,
+    processes: int,
+    queries: list[str],
+    clients: int,
+    seconds: float,
+    *,
+    warm: list[str] | None = None,
+    shared: bool = True,
 ) -> tuple[str, ...]:
     """``bucketdigest serve --processes N``, ``clients`` connections searching for
-    ``seconds``; the server's log is shown if a search fails."""
+    ``seconds`` (see :func:`load.searches_under_load` for ``shared``), after ``warm`` (by
+    default the first 40 queries) was asked once; the server's log is shown if a search
+    fails."""
     port = _free_port()
     command = [*CLI, "serve", "--bucket", bucket, "--port", str(port)]
     url = f"http://127.0.0.1:{port}/api/search/chunks"
@@ -78,9 +90,10 @@ def _under_load(
                 except httpx.TransportError:
                     time.sleep(0.3)
             with ThreadPoolExecutor(clients) as pool:  # every process warm: model loaded
-                list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), queries[:40]))
+                first = queries[:40] if warm is None else warm
+                list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), first))
             samples, elapsed = searches_under_load(
-                "127.0.0.1", port, "/api/search/chunks", queries, clients, seconds
+                "127.0.0.1", port, "/api/search/chunks", queries, clients, seconds, shared=shared
             )
         except RuntimeError:
             log.seek(0)
@@ -92,9 +105,21 @@ def _under_load(
     return (
         str(processes),
         str(clients),
+        f"{len(samples):,}",
         f"{len(samples) / elapsed:.0f}",
         *_percentiles(samples).split(" / "),
     )
+
+
+def _distinct_queries(bucket: Path, questions: list[str]) -> list[str]:
+    """The hand-written questions and the ranking bench's known-item queries (spans pasted
+    from the bucket's passages, half remembered, headings, CJK), each once, shuffled."""
+    searcher = Searcher.open(StoreSettings(bucket=str(bucket)))
+    rows = searcher.chunks.to_table(columns=["id", "digest", "text", "headings"]).to_pylist()
+    drawn = [q.text for queries in query_sets(rows, random.Random(7)).values() for q in queries]
+    distinct = list(dict.fromkeys(" ".join(q.split()) for q in (*questions, *drawn)))
+    random.Random(7).shuffle(distinct)
+    return distinct
 
 
 def _result_zip(pages: int, rng: np.random.Generator) -> bytes:
@@ -154,8 +179,21 @@ def run(quick: bool) -> str:
         ]
     real = corpus_bucket(quick)
     questions = [q.text for q in load_questions()]
+    distinct = _distinct_queries(real, questions)
+    warm_up = _queries(40, rng)
     real_load = [
-        _under_load(str(real), processes, questions, clients, seconds)
+        (
+            "questions in turn",
+            *_under_load(str(real), processes, questions, clients, seconds),
+        )
+        for processes in (1, os.cpu_count() or 1)
+    ] + [
+        (
+            "each query once",
+            *_under_load(
+                str(real), processes, distinct, clients, seconds / 2, warm=warm_up, shared=False
+            ),
+        )
         for processes in (1, os.cpu_count() or 1)
     ]
     pages = 20 if quick else 300
@@ -176,12 +214,19 @@ def run(quick: bool) -> str:
         f"(keep-alive connections of one asyncio loop in the benchmark's process, on the same "
         f"cores: `load.py`) searching for {seconds:.0f} s, hybrid, "
         f"1,000 distinct queries of 2-4 words, 10 hits with snippets; latency in ms:\n\n"
-        + table(("processes", "clients", "searches/s", "p50", "p95"), load)
+        + table(("processes", "clients", "searches", "searches/s", "p50", "p95"), load)
         + f"\n\nThe same on a bucket of real documents (the ranking bench's: the real-world "
-        f"corpus digested with default options), its {len(questions)} hand-written questions "
-        f"in turn; each hit with its answering blocks' regions (read from the result's "
-        f"`document.json` once per version, then kept) and its page view link:\n\n"
-        + table(("processes", "clients", "searches/s", "p50", "p95"), real_load)
+        f"corpus digested with default options); each hit with its answering blocks' regions "
+        f"(read from the result's `document.json` once per version, then kept) and its page "
+        f"view link. Two loads: its {len(questions)} hand-written questions in turn, every "
+        f"client one step behind the one before (the same questions asked again and again, "
+        f"as by people searching for the same things: a server answers a request asked again "
+        f"for the same index version with the hits it gave); and each query once, for "
+        f"{seconds / 2:.0f} s: the clients share out {len(distinct):,} distinct queries (the "
+        f"questions and the ranking bench's known-item queries; the server warmed with 40 "
+        f"other queries), so no search is answered from what the server kept unless the "
+        f"searches outnumber them:\n\n"
+        + table(("load", "processes", "clients", "searches", "searches/s", "p50", "p95"), real_load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
         f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
         f"first byte in ms. Cold: a new server with an empty cache (the zip is downloaded); "
