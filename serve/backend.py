@@ -116,9 +116,10 @@ class ServeSettings:
 
 LOCATIONS_KEPT = 256
 """Documents whose chunks' and blocks' places a server keeps in memory."""
-ANSWERS_KEPT = 1024
-"""Searches whose hits a server keeps for the index version it reads (see
-:meth:`Backend.search`)."""
+HITS_KEPT = 10_240
+"""Hits a server keeps of the searches it answered for the index version it reads (see
+:meth:`Backend.search`): a thousand answers of ten hits, fewer of more. Counted in hits, not
+answers, so that requests for a thousand hits each cannot fill the server's memory."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,41 @@ class _Answer:
 
     hits: list[Hit]
     versions: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        """What it counts for against :data:`HITS_KEPT` (an answer without hits, one)."""
+        return max(1, len(self.hits))
+
+
+class _Answers:
+    """The answers last asked for, up to ``most`` hits in all (the least recently asked
+    dropped first); not thread-safe."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._kept: OrderedDict[SearchRequest, _Answer] = OrderedDict()
+        self._size = 0
+
+    def get(self, request: SearchRequest) -> _Answer | None:
+        answer = self._kept.get(request)
+        if answer is not None:
+            self._kept.move_to_end(request)
+        return answer
+
+    def put(self, request: SearchRequest, answer: _Answer) -> None:
+        if answer.size > self.most:
+            return
+        former = self._kept.pop(request, None)
+        self._size += answer.size - (former.size if former else 0)
+        self._kept[request] = answer
+        while self._size > self.most:
+            _, dropped = self._kept.popitem(last=False)
+            self._size -= dropped.size
+
+    def clear(self) -> None:
+        self._kept.clear()
+        self._size = 0
 
 
 class Backend:
@@ -141,7 +177,7 @@ class Backend:
         self._lock = threading.Lock()
         self._page_images: dict[tuple[str, int, int], PageImage] = {}
         self._locations: OrderedDict[str, Locations] = OrderedDict()
-        self._answers: OrderedDict[SearchRequest, _Answer] = OrderedDict()
+        self._answers = _Answers(HITS_KEPT)
         """Hits by request, for the searcher in ``_searcher`` (emptied when it changes)."""
         self._answering: dict[tuple[Searcher, SearchRequest], Future[list[Hit]]] = {}
         """The searches being answered, for the same requests to wait on."""
@@ -187,8 +223,6 @@ class Backend:
         searcher = self.searcher()
         with self._lock:
             kept = self._answers.get(request)
-            if kept is not None:
-                self._answers.move_to_end(request)
         if kept is not None and kept.versions == self._versions(kept.hits):
             return list(kept.hits)
         with self._lock:
@@ -219,9 +253,7 @@ class Backend:
             answer = _Answer(hits, self._versions(hits))
             with self._lock:
                 if self._searcher and self._searcher[0] is searcher:
-                    self._answers[request] = answer
-                    while len(self._answers) > ANSWERS_KEPT:
-                        self._answers.popitem(last=False)
+                    self._answers.put(request, answer)
         return hits
 
     def _versions(self, hits: list[Hit]) -> tuple[str, ...]:

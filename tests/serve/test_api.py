@@ -12,11 +12,13 @@ import zipfile
 from pathlib import Path
 
 import PIL.Image
+import pytest
 from fastapi.testclient import TestClient
 
 from bucketdigest.search.hit import Hit
 from bucketdigest.search.indexer import index_bucket
-from bucketdigest.search.request import PER_DOCUMENT, SearchRequest
+from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
+from bucketdigest.serve import backend as backend_module
 from bucketdigest.serve.backend import Backend, ServeSettings
 from bucketdigest.serve.results import CacheSettings
 from bucketdigest.shared import keys
@@ -303,6 +305,33 @@ def test_a_search_asked_again_is_answered_from_what_the_server_kept_until_someth
     store.delete(keys.out_key(long_pdf))
     assert index_bucket(store, writable).removed == 1
     assert not any(h.digest == long_pdf for h in backend.search(SearchRequest("The Long Rulebook")))
+
+
+def test_the_answers_kept_are_bounded_by_their_hits(
+    writable: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests for many hits each cannot fill a server's memory: what it keeps is counted
+    in hits, the least recently asked answer dropped first, one larger than the whole bound
+    never kept."""
+    monkeypatch.setattr(backend_module, "HITS_KEPT", 15)
+    backend = Backend(ServeSettings(store=writable))
+    searcher = backend.searcher()
+    asked: list[str] = []
+    search = searcher.search
+    searcher.search = lambda request: asked.append(request.query) or search(request)  # type: ignore[method-assign]
+
+    def ask(query: str, limit: int = 10) -> int:
+        request = SearchRequest(query, mode=Mode.KEYWORD, limit=limit, per_document=0)
+        return len(backend.search(request))
+
+    assert [ask("dice"), ask("player"), ask("dice")] == [10, 10, 10]
+    assert asked == ["dice", "player", "dice"]  # ten and ten hits: the first was dropped
+    ask("player")
+    assert asked == ["dice", "player", "dice", "player"]
+    ask("player")
+    assert len(asked) == 4  # the last ten kept
+    assert ask("dice", limit=20) > 15 and ask("dice", limit=20) > 15
+    assert asked[-2:] == ["dice", "dice"]
 
 
 def test_the_same_search_asked_at_once_by_many_is_answered_once(
