@@ -397,7 +397,6 @@ def _batches(lengths: list[int], budget: int) -> Iterator[list[int]]:
 
 
 @functools.cache
-@functools.cache
 def _vocabulary_tokenizer() -> Any:
     from tokenizers import Tokenizer
 
