@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -107,6 +107,13 @@ def _full_text(query: str) -> Any:
     if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
         return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
     return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
+
+
+def _best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Rows (offset, score) by score, best first; equal scores (the same passage in two
+    documents) in the rows' order in the table, not in the order Lance gave them, which
+    varies between concurrent searches: the same search shows the same copy."""
+    return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
 
 
 @dataclass
@@ -278,13 +285,14 @@ class Searcher:
         if mode is Mode.KEYWORD:
             try:
                 rows = self._keyword(table, request, fetch, columns)
-                return [(r[_OFFSET], r["_score"]) for r in rows], {r[_OFFSET]: r for r in rows}
+                ranked = _best_first((r[_OFFSET], r["_score"]) for r in rows)
+                return ranked, {r[_OFFSET]: r for r in rows}
             except LostIndexPart as exc:  # the words cannot be looked up: by meaning
                 self._unanswerable("keyword", table, exc)
                 mode = Mode.SEMANTIC
         if mode is Mode.SEMANTIC:
             rows = self._semantic(table, request, fetch, columns)
-            ranked = [(r[_OFFSET], 1.0 - r["_distance"]) for r in rows]
+            ranked = _best_first((r[_OFFSET], 1.0 - r["_distance"]) for r in rows)
             return ranked, {r[_OFFSET]: r for r in rows}
         return self._fused(table, request, fetch, columns)
 
@@ -335,7 +343,7 @@ class Searcher:
                 scored[row[_OFFSET]] = (1 - weight) * similarity + DOCUMENT_WEIGHT * about.get(
                     row.get("digest", ""), 0.0
                 )
-        ranked = sorted(scored.items(), key=lambda pair: pair[1], reverse=True)
+        ranked = _best_first(scored.items())
         winners = [
             clear_winner(
                 [1.0 - float(r["_distance"]) for r in semantic],

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -299,3 +301,32 @@ def test_a_store_error_during_a_search_is_the_indexs_trouble_not_the_querys(
         with pytest.raises(SearchIndexError, match="could not be read") as caught:
             searcher.search(SearchRequest("ships", mode=mode))
         assert not isinstance(caught.value, InvalidQuery)
+
+
+@pytest.mark.parametrize("mode", [Mode.KEYWORD, Mode.SEMANTIC])
+def test_equal_scores_rank_the_same_whatever_order_the_index_gives_them(
+    indexed: tuple[Searcher, dict[str, str]], mode: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same passage in two documents scores the same, and Lance gives equal rows in an
+    order that varies between concurrent searches: the ranking does not follow it."""
+    searcher, _ = indexed
+    request = SearchRequest("casting spells in melee combat", mode=mode, limit=10, per_document=0)
+    read_rows = query.read_rows
+
+    def tied(reverse: bool) -> Callable[..., list[dict[str, Any]]]:
+        def rows(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+            found = read_rows(*args, **kwargs)
+            for row in found:
+                for measure, value in (("_score", 1.0), ("_distance", 0.5)):
+                    if measure in row:
+                        row[measure] = value
+            return found[::-1] if reverse else found
+
+        return rows
+
+    answers = []
+    for reverse in (False, True):
+        monkeypatch.setattr(query, "read_rows", tied(reverse))
+        answers.append([hit.chunk_id for hit in searcher.search(request)])
+    assert len(answers[0]) > 1
+    assert answers[0] == answers[1]
