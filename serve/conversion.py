@@ -35,7 +35,24 @@ def conversion_states(
 
 def _redone(backend: Backend, digest: str, wanted: DocumentSettings) -> DocState | None:
     """DONE when ``digest``'s result was made as ``wanted`` asks, else the state of its
-    conversion with it (queued here unless it is already)."""
+    conversion with it (queued here unless it is already). A result that reads as made
+    otherwise is read again from the store before it is queued: the server's copy can be
+    older than a conversion that just ended, and queueing it then made it a second time."""
+    if _made_as(backend, digest, wanted):
+        return DocState.DONE
+    backend.cache.revalidate(digest)
+    if _made_as(backend, digest, wanted):
+        return DocState.DONE
+    for key in queue.marker_keys(digest):
+        if backend.store.head(key) is not None:
+            return DocState.of(keys.parse_queue_key(key)[0])
+    backend.redo(digest, wanted)
+    return DocState.TODO
+
+
+def _made_as(backend: Backend, digest: str, wanted: DocumentSettings) -> bool:
+    """Whether ``digest``'s result (as the server's cache has it) was made as ``wanted``
+    asks: a language only matters where OCR read a page, ``force_ocr`` only for a PDF."""
     with ResultZip(backend.cache.zip_bytes(digest)) as result:
         info = result.info()
         pages = result.json(DOCUMENT_STRUCTURE, {}).get("pages") or []
@@ -43,14 +60,8 @@ def _redone(backend: Backend, digest: str, wanted: DocumentSettings) -> DocState
     pdf = info.get("ext") == "pdf"
     forced = made.get("force_ocr") is True
     read_by_ocr = forced or any(isinstance(p, dict) and p.get("words") == "ocr" for p in pages)
-    if (not wanted.force_ocr or forced or not pdf) and (
+    return (not wanted.force_ocr or forced or not pdf) and (
         wanted.ocr_language is None
         or same_languages(wanted.ocr_language, made.get("ocr_language"))
         or not read_by_ocr
-    ):
-        return DocState.DONE
-    for key in queue.marker_keys(digest):
-        if backend.store.head(key) is not None:
-            return DocState.of(keys.parse_queue_key(key)[0])
-    backend.redo(digest, wanted)
-    return DocState.TODO
+    )

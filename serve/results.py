@@ -81,6 +81,12 @@ class ResultCache:
             while len(self._checked) > self.settings.max_entries:
                 self._checked.popitem(last=False)
 
+    def revalidate(self, digest: str) -> None:
+        """Ask the store for the document's current result at the next read, whenever it was
+        last checked (a result just made again can be newer than the one cached)."""
+        with self._lock:
+            self._checked.pop(digest, None)
+
     def _current_etag(self, digest: str) -> str:
         """The ETag of the zip in the store, by a HEAD unless checked recently."""
         with self._lock:
