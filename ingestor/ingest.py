@@ -219,6 +219,7 @@ class Ingestor:
             supersedes=supersedes,
             max_attempts=self._attempt_budget,
             settings=self.settings,
+            untouched=fresh,
         )
         if not queue.enqueue(self.store, ticket):
             return DocState.TODO, False

@@ -45,7 +45,8 @@ class RetryPolicy:
 def with_attempt(
     ticket: Ticket, claim: Claim, ended_at: datetime, outcome: AttemptOutcome, error: str = ""
 ) -> Ticket:
-    """``ticket`` with the attempt that ``claim`` made appended to its history."""
+    """``ticket`` with the attempt that ``claim`` made appended to its history (so no longer
+    untouched: the attempt may have left progress)."""
     attempt = Attempt(
         attempt=ticket.attempt,
         worker_id=claim.worker_id,
@@ -54,4 +55,4 @@ def with_attempt(
         outcome=outcome,
         error=error,
     )
-    return replace(ticket, history=(*ticket.history, attempt))
+    return replace(ticket, history=(*ticket.history, attempt), untouched=False)

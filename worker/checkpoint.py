@@ -63,10 +63,15 @@ class Progress:
     """The ``work/<hash>/`` objects of one job: read once at the start, added to by
     checkpoints, cleared at the end."""
 
-    def __init__(self, store: Store, digest: str, checkpoint_after: float) -> None:
+    def __init__(
+        self, store: Store, digest: str, checkpoint_after: float, saved: bool = True
+    ) -> None:
         self.store = store
         self.digest = digest
         self.checkpoint_after = checkpoint_after
+        self.saved = saved
+        """Whether ``work/<hash>/`` may hold something: False for an untouched ticket's job,
+        which then skips the listing."""
         self._known: list[str] = []
         self._next = 1
         self._unsaved: dict[str, bytes] = {}
@@ -77,12 +82,14 @@ class Progress:
     def load(
         self, tree: Path, previous: Path | None, now: Callable[[], datetime]
     ) -> dict[str, OutputRecord]:
-        """The records to resume from (one LIST, then a GET per object found), with completed
-        outputs' files restored into ``tree``. Latest first: the last checkpoint's records,
+        """The records to resume from (one LIST unless nothing is ``saved``, then a GET per
+        object found), with completed outputs' files restored into ``tree``. Latest first:
+        the last checkpoint's records,
         the reprocess request, the records of ``previous`` (the existing result). A completed
         output whose files are missing or do not match their fingerprint goes back to
         ``todo`` and is simply made again."""
-        self._known = [info.key for info in self.store.list(keys.work_prefix(self.digest))]
+        if self.saved:
+            self._known = [info.key for info in self.store.list(keys.work_prefix(self.digest))]
         checkpoints = sorted(
             (found[1], key)
             for key in self._known

@@ -330,11 +330,14 @@ def run_job(job: Job, ctx: JobContext) -> JobResult:
         )
 
     with Lease(ctx.store, job, ctx.lease_seconds) as lease:
-        previous = ctx.store.head(keys.out_key(ticket.digest))
+        # an untouched ticket's document has no result and no progress to look for
+        previous = None if ticket.untouched else ctx.store.head(keys.out_key(ticket.digest))
         if previous is not None and not has_pending_work(ctx.store, ticket.digest):
             lease.end(finish)
             return JobResult(ticket.digest, name, Outcome.ALREADY_DONE)
-        progress = Progress(ctx.store, ticket.digest, ctx.checkpoint_after)
+        progress = Progress(
+            ctx.store, ticket.digest, ctx.checkpoint_after, saved=not ticket.untouched
+        )
         try:
             with tempfile.TemporaryDirectory(prefix="bucketdigest-job-") as workdir:
                 pages, made = _digest_and_upload(job, lease, ctx, progress, Path(workdir), previous)

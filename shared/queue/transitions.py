@@ -180,8 +180,9 @@ def hand_back(store: Store, ticket: Ticket, etag: str) -> bool:
 def requeue(store: Store, ticket: Ticket, etag: str) -> bool:
     """processing → todo with ``ticket`` (the next attempt, its backoff and history), then
     the claim dropped if it is still version ``etag``. The todo is written first, so a crash in
-    between leaves a duplicate, which the next claimant resolves."""
-    enqueue(store, ticket)
+    between leaves a duplicate, which the next claimant resolves. A job that ran may have left
+    progress, so the ticket is no longer untouched."""
+    enqueue(store, replace(ticket, untouched=False))
     return _drop_claim(store, ticket.digest, etag)
 
 
@@ -276,7 +277,9 @@ def retry(store: Store, digest: str) -> bool:
         if ticket is None:
             return False
     budget = attempt_budget(store)
-    enqueue(store, replace(ticket, attempt=1, not_before=None, max_attempts=budget))
+    enqueue(
+        store, replace(ticket, attempt=1, not_before=None, max_attempts=budget, untouched=False)
+    )
     return store.delete(key, if_match=marker.etag)
 
 

@@ -29,7 +29,7 @@ def vet_renewal(held: Claim, new: Claim, now: datetime, lease_seconds: float) ->
 
 def vet_ticket(held: Claim, ticket: Ticket) -> str | None:
     """A requeued or handed-back ticket is the claim's, at this attempt or the next, its
-    history the claim's with this attempt's added."""
+    history the claim's with this attempt's added, no longer untouched."""
     was = held.ticket
     if ticket.attempt not in (was.attempt, was.attempt + 1):
         return f"the next attempt is {was.attempt} or {was.attempt + 1}, not {ticket.attempt}"
@@ -41,7 +41,15 @@ def vet_ticket(held: Claim, ticket: Ticket) -> str | None:
     added = ticket.history[len(was.history) :]
     if any(a.attempt != was.attempt or a.worker_id != held.worker_id for a in added):
         return "the attempt added is the claim's own"
-    same = replace(ticket, attempt=was.attempt, history=was.history, not_before=was.not_before)
+    if ticket.untouched:
+        return "a ticket that leaves processing is never untouched: its job ran"
+    same = replace(
+        ticket,
+        attempt=was.attempt,
+        history=was.history,
+        not_before=was.not_before,
+        untouched=was.untouched,
+    )
     if same != was:
         return "a ticket keeps the document's names, lane, budget and what it supersedes"
     return None

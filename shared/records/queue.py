@@ -80,6 +80,11 @@ class Ticket(JsonRecord):
     before budgets: the policy's (:meth:`RetryPolicy.budget`)."""
     settings: DocumentSettings | None = None
     """Chain settings of this document's own, over the bucket's (a conversion request's)."""
+    untouched: bool = False
+    """Queued by the ingest that stored its source, and never back in line since: the bucket
+    holds nothing of it but its source (no result, no progress under ``work/``), so the
+    worker that claims it does not look (two requests a new document). Every way back into
+    ``todo`` clears it."""
 
     @property
     def name(self) -> str:

@@ -117,8 +117,11 @@ def test_every_request_beyond_the_claim_is_refused_and_the_bucket_is_unchanged(
     high = keys.queue_key(QueueState.TODO, mine, Priority.HIGH)
     code, _ = attacker.op(op="put_if_absent", key=high, data=_b64(ticket.to_json()))
     assert code == 422, "a ticket in the high lane's key (lane bypass)"
-    renamed = replace(ticket, names=("invoice-from-the-ceo.pdf",))
+    renamed = replace(ticket, names=("invoice-from-the-ceo.pdf",), untouched=False)
     todo = keys.queue_key(QueueState.TODO, mine, ticket.priority)
+    assert ticket.untouched, "queued by the ingest that stored it"
+    code, answer = attacker.op(op="put_if_absent", key=todo, data=_b64(ticket.to_json()))
+    assert code == 422 and "untouched" in answer["detail"], "progress hidden from the next worker"
     assert attacker.op(op="put_if_absent", key=todo, data=_b64(renamed.to_json()))[0] == 422
     lying = Failure(
         ticket=renamed, worker_id=held.worker_id, failed_at=now, error="<script>alert(1)</script>"
@@ -170,7 +173,8 @@ def test_the_transitions_an_honest_worker_needs_still_go_through(
     code, _ = worker.op(op="put", key=keys.work_request_key(worker.digest), data=_b64(b"{}"))
     assert code == 200, "its checkpoints"
     todo = keys.queue_key(QueueState.TODO, worker.digest, held.ticket.priority)
-    assert worker.op(op="put_if_absent", key=todo, data=_b64(held.ticket.to_json()))[0] == 200
+    back = replace(held.ticket, untouched=False)
+    assert worker.op(op="put_if_absent", key=todo, data=_b64(back.to_json()))[0] == 200
     assert worker.op(op="delete", key=processing, etag=answer["etag"])[0] == 200
     assert store.head(todo) is not None and store.head(processing) is None, "handed back"
 

@@ -16,7 +16,7 @@ DIGEST = "ab" * 32
 
 
 def _claimed(store: LocalStore, attempt: int) -> queue.Job:
-    ticket = Ticket(DIGEST, "pdf", 1, ("a.pdf",), store.now(), attempt=attempt)
+    ticket = Ticket(DIGEST, "pdf", 1, ("a.pdf",), store.now(), attempt=attempt, untouched=True)
     queue.enqueue(store, ticket)
     job = queue.claim(store, DIGEST, "w1", 60).job
     assert job is not None
@@ -58,6 +58,7 @@ def test_an_attempt_ends_in_todo_while_attempts_are_left_else_in_failed(
     assert [(a.attempt, a.outcome, a.error) for a in ticket.history] == [
         (attempt, "failed", end.error)
     ]
+    assert not ticket.untouched, "the attempt may have left progress for the next one"
     if state is QueueState.TODO:
         assert ticket.attempt == attempt + 1
         assert ticket.not_before is not None
@@ -69,3 +70,13 @@ def test_an_attempt_whose_claim_was_taken_over_moves_nothing(tmp_path: Path) -> 
     end = queue.AttemptEnd(FAILED, "boom")
     assert queue.end_attempt(store, job.claim, '"stale"', end, RetryPolicy()) is None
     assert store.head(keys.queue_key(QueueState.PROCESSING, DIGEST)) is not None
+
+
+def test_a_job_put_back_in_line_is_no_longer_untouched(tmp_path: Path) -> None:
+    """The next worker then looks for the progress this one may have saved."""
+    store = LocalStore(tmp_path / "b")
+    job = _claimed(store, 1)
+    assert job.claim.ticket.untouched
+    assert queue.hand_back(store, job.claim.ticket, job.etag)
+    ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, DIGEST)).data)
+    assert (ticket.attempt, ticket.untouched) == (1, False)

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_pdf
+from bucketdigest.shared.store import ObjectInfo
 from bucketdigest.shared.stores.counting import CountingStore
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.digest_settings import DigestSettings
@@ -39,6 +40,7 @@ class RecordingStore(CountingStore):
     def __init__(self, inner: LocalStore) -> None:
         super().__init__(inner)
         self.written: list[str] = []
+        self.listed: list[str] = []
 
     def put(self, key: str, data: bytes) -> str:
         self.written.append(key)
@@ -47,6 +49,12 @@ class RecordingStore(CountingStore):
     def put_if_absent(self, key: str, data: bytes | Path) -> str | None:
         self.written.append(key)
         return super().put_if_absent(key, data)
+
+    def list(
+        self, prefix: str, start_after: str = "", limit: int | None = None
+    ) -> Iterator[ObjectInfo]:
+        self.listed.append(prefix)
+        return super().list(prefix, start_after, limit)
 
 
 def kill_worker_when(bucket: Path, ready: Callable[[], bool], never: str) -> None:
@@ -98,9 +106,13 @@ def test_a_small_document_is_processed_without_writing_a_checkpoint(tmp_path: Pa
     store.requests.clear()
     assert Worker(store, _settings()).run().outcomes == {"done": 1}
     assert [k for k in store.written if k.startswith(keys.WORK_PREFIX)] == []
-    # claim (list, get, put, delete), head result, list work/, get source, put result, release
+    # claim (list, get, put, delete), get source, put result, release: a document its ingest
+    # stored and queued (untouched) has no result nor progress to look for
     assert store.requests["PUT"] == 2
     assert store.requests["DELETE"] == 1 + 1
+    assert store.requests["HEAD"] == 0
+    assert not [p for p in store.listed if p.startswith(keys.WORK_PREFIX)]
+    assert store.requests["LIST"] >= 1, "the claim's listing went through the counting store"
 
 
 @pytest.mark.slow

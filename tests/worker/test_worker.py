@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pymupdf
@@ -225,14 +226,38 @@ def test_a_job_whose_lease_is_taken_over_is_abandoned_without_writing(
     assert store.head(keys.queue_key(QueueState.FAILED, digest)) is None
 
 
+def _requeued(store: LocalStore, digest: str) -> None:
+    """Put ``digest``'s ticket back in line as a job that ran (a worker that wrote the result
+    and was lost before it let the claim go, say), so it is no longer untouched."""
+    todo = keys.queue_key(QueueState.TODO, digest)
+    ticket = Ticket.from_json(store.get(todo).data)
+    assert ticket.untouched, "the ingest that stored the source queued it untouched"
+    store.put(todo, replace(ticket, untouched=False).to_json())
+
+
 def test_a_claimed_job_whose_zip_exists_is_finalized_without_converting(
     tmp_path: Path, pdf_folder: Path
 ) -> None:
     store = LocalStore(tmp_path / "bucket")
     digest = _ingest(store, pdf_folder)["alpha.pdf"]
+    _requeued(store, digest)
     store.put(keys.out_key(digest), b"finished elsewhere")
     summary = Worker(store, _settings()).run()
     assert summary.outcomes["already-done"] == 1
+    assert store.get(keys.out_key(digest)).data == b"finished elsewhere"
+    assert list(store.list("queue/")) == []
+
+
+def test_an_untouched_job_never_replaces_a_result_it_did_not_look_for(
+    tmp_path: Path, pdf_folder: Path
+) -> None:
+    """An untouched ticket's worker makes no request to find a result (there can be none),
+    so one that appears anyway (another ingest's race) is kept by the conditional write."""
+    store = LocalStore(tmp_path / "bucket")
+    digest = _ingest(store, pdf_folder)["alpha.pdf"]
+    store.put(keys.out_key(digest), b"finished elsewhere")
+    summary = Worker(store, _settings()).run()
+    assert summary.outcomes["done"] == 3
     assert store.get(keys.out_key(digest)).data == b"finished elsewhere"
     assert list(store.list("queue/")) == []
 
