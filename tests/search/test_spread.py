@@ -6,6 +6,7 @@ one ranking stays near the top of the hybrid one."""
 from __future__ import annotations
 
 import random
+import string
 from pathlib import Path
 
 import pytest
@@ -229,16 +230,40 @@ _WORD = st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9)
 
 
 @given(st.lists(_WORD, min_size=200, max_size=400), _HEADING)
-def test_the_same_passage_under_another_heading_is_a_near_duplicate(
+def test_the_same_passage_under_another_heading_has_the_same_fingerprint(
     words: list[str], heading: str
 ) -> None:
-    """A page's worth of words (SimHash needs many: a word changed in a 40-word passage moves
-    about as many bits as the bound allows)."""
     passage = " ".join(words)
     titled = f"{heading.strip()}\n{passage}" if heading.strip() else passage
     assert terms.fingerprint(passage) == terms.fingerprint(titled, [heading])
-    changed = " ".join([*words[:-1], "different"])
-    assert terms.near_duplicates(terms.fingerprint(passage), terms.fingerprint(changed))
+
+
+def test_a_passage_with_a_word_changed_is_a_near_duplicate_and_another_passage_is_not() -> None:
+    """A page's worth of words (SimHash needs many: a word changed in a 40-word passage moves
+    about as many bits as the bound allows). Bits near a tie can all tip at once, so this holds
+    for nearly every passage, not for each: hypothesis found a rare one it does not hold for;
+    500 seeded passages gave 500 near duplicates and no unrelated pair."""
+    rng = random.Random(7)
+
+    def words(count: int) -> list[str]:
+        return [
+            "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(count)
+        ]
+
+    passages = [words(rng.randint(200, 400)) for _ in range(200)]
+    near = sum(
+        terms.near_duplicates(
+            terms.fingerprint(" ".join(passage)),
+            terms.fingerprint(" ".join([*passage[:-1], "different"])),
+        )
+        for passage in passages
+    )
+    assert near >= 198
+    unrelated = [terms.fingerprint(" ".join(words(300))) for _ in passages]
+    assert not any(
+        terms.near_duplicates(terms.fingerprint(" ".join(p)), other)
+        for p, other in zip(passages, unrelated, strict=True)
+    )
 
 
 def test_a_lone_semantic_hit_just_over_the_floor_is_no_clear_winner() -> None:
