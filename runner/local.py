@@ -139,7 +139,8 @@ def run_local(
         open_store,
         settings,
         results=results,
-        monitor_duty=MonitorDuty(monitor, IndexDuty(store_settings)),
+        # the run indexes once its workers are gone, so they do not each index as they leave
+        monitor_duty=MonitorDuty(monitor, IndexDuty(store_settings, when_leaving=False)),
         may_leave=ingested,
         # results reach the caller through on_result; workers only log errors
         log_setup=replace(LogSetup.current(), level=max(logging.getLogger().level, logging.ERROR)),

@@ -13,8 +13,11 @@ commit.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
+import sys
+import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -135,9 +138,36 @@ class IndexStats:
 
 
 def lance_environment() -> None:
-    """Lance logs to stderr from Rust; only its errors are worth a person's attention."""
+    """What comes before ``import lancedb``. Lance logs to stderr from Rust; only its errors
+    are worth a person's attention. And lancedb's import skips the REST client it never uses
+    here (:func:`_without_rest_client`)."""
     os.environ.setdefault("LANCE_LOG", "error")
     os.environ.setdefault("LANCEDB_LOG", "error")
+    _without_rest_client()
+
+
+REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def _without_rest_client() -> None:
+    """Register :data:`REST_CLIENT` as a bare package, so that importing its ``models`` (which
+    ``lancedb`` imports through ``lance_namespace``) does not run the package's ``__init__``.
+
+    That ``__init__`` builds the client of a directory namespace served over HTTP: 366
+    pydantic-validated methods, 2 of the 3.5 s ``import lancedb`` takes on our CI machine, paid
+    by every process that indexes or maintains the index. bucketdigest opens tables by URI and
+    never a namespace over HTTP, so only the models are needed (tested by importing lancedb
+    and using the index in a fresh process). Nothing is done when the package is gone or
+    already imported."""
+    if REST_CLIENT in sys.modules:
+        return
+    spec = importlib.util.find_spec(REST_CLIENT)
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    package = types.ModuleType(REST_CLIENT)
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    sys.modules[REST_CLIENT] = package
 
 
 def check_metadata(metadata: dict[bytes, bytes] | None, name: str) -> None:

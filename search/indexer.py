@@ -324,17 +324,27 @@ class IndexDuty:
     for the rest of its life when it indexed in its own process. (Indexing in the digester
     process instead kept Lance there beside the converter: a worker's peak was 0.24 GiB
     higher at the median, docs/benchmarks.md.) The process ends with its worker too, and is
-    not started at all while another indexer holds the lease or the index is fresh."""
+    not started at all while another indexer holds the lease or the index is fresh, nor in a
+    bucket that has neither results nor an index yet."""
 
     settings: StoreSettings
     every: float = MONITOR_SECONDS
+    when_leaving: bool = True
+    """Index once more when the worker leaves; False when whoever started the workers indexes
+    after they are gone (``run``), so that each of them does not start an indexer first."""
 
     def __call__(
         self, store: Store, leaving: bool = False, make_room: Callable[[], None] | None = None
     ) -> int:
         """Index now if it is this worker's turn, calling ``make_room`` first."""
+        if leaving and not self.when_leaving:
+            return 0
         if not leaving and lease.busy(store, self.every) is not None:
             return 0  # another worker indexes, or did moments ago: no process to start
+        if not any(True for _ in store.list(keys.OUT_PREFIX, limit=1)) and not any(
+            True for _ in store.list(keys.INDEX_PREFIX, limit=1)
+        ):
+            return 0  # nothing to index, nothing to remove from an index: a new bucket
         if make_room is not None:
             make_room()
         context = multiprocessing.get_context("spawn")

@@ -103,6 +103,29 @@ def test_no_indexer_is_started_while_another_holds_the_lease_or_the_index_is_fre
     duty(store)  # released just now: fresh for another minute
 
 
+def test_no_indexer_is_started_in_a_new_bucket_nor_on_leaving_a_run_that_indexes_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = LocalStore(tmp_path)
+    started: list[object] = []
+
+    def counting(*args: object, **kwargs: object) -> object:
+        started.append(args)
+        raise RuntimeError("counted")
+
+    monkeypatch.setattr("bucketdigest.search.indexer.ProcessPoolExecutor", counting)
+    settings = StoreSettings(bucket=str(tmp_path))
+    IndexDuty(settings, every=0)(store)
+    IndexDuty(settings, every=0)(store, leaving=True)
+    assert started == [], "no result and no index: nothing to index"
+    store.put(keys.out_key("ab" * 32), b"a result")
+    IndexDuty(settings, every=0, when_leaving=False)(store, leaving=True)
+    assert started == [], "the run indexes once its workers are gone"
+    with pytest.raises(RuntimeError, match="counted"):
+        IndexDuty(settings, every=0)(store, leaving=True)
+    assert len(started) == 1, "a result to index: the leaving worker's indexer starts"
+
+
 def test_the_worker_makes_room_before_its_indexer_starts_and_only_when_one_starts(
     tmp_path: Path,
 ) -> None:

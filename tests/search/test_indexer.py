@@ -462,3 +462,28 @@ def test_an_indexer_paused_past_its_lease_leaves_the_new_holders_rebuild_whole(
     question = SearchRequest("threshes grain in the barn", mode=Mode.KEYWORD)
     harvest = topics_bucket[1]["world/harvest.md"]
     assert [hit.digest for hit in Searcher.open(settings).search(question)][:1] == [harvest]
+
+
+def test_a_fresh_process_opens_and_maintains_the_index_without_lancedbs_rest_client(
+    tmp_path: Path,
+) -> None:
+    """lancedb is imported without building the REST client it does not need (2 s of every
+    indexing process's start): opening, writing and indexing a table still work."""
+    program = f"""
+import sys
+from bucketdigest.search.index import REST_CLIENT, SearchIndex
+from bucketdigest.search.location import IndexLocation
+index = SearchIndex.open(IndexLocation({str(tmp_path / "index")!r}, {{}}), create=True)
+assert index.stats().chunks == 0
+table = index.db.create_table("words", data=[{{"text": "hello world"}}, {{"text": "other"}}])
+from lancedb.index import FTS
+table.create_index("text", config=FTS())
+found = table.search("hello", query_type="fts").to_list()
+assert [row["text"] for row in found] == ["hello world"], found
+assert f"{{REST_CLIENT}}.api" not in sys.modules, "the REST client's API was built"
+assert f"{{REST_CLIENT}}.models" in sys.modules, "lancedb imported the models another way"
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
