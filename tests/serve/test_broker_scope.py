@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import boto3
@@ -128,8 +129,8 @@ def test_a_brokered_dead_letter_leaves_no_scratch_behind(
 
         scratch = keys.work_request_key(mine)
         op({"op": "put", "key": scratch, "data": base64.b64encode(b"{}").decode()})
-        failure = Failure(
-            ticket=Claim.from_dict(job["claim"]).ticket,
+        failure = Failure(  # its ticket no longer untouched: the job ran
+            ticket=replace(Claim.from_dict(job["claim"]).ticket, untouched=False),
             worker_id=record.worker_prefix + "w1",
             failed_at=store.now(),
             error="unreadable",

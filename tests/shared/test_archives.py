@@ -20,7 +20,7 @@ from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.monitor.catalog import fetch_result
-from bucketdigest.shared import keys
+from bucketdigest.shared import keys, queue
 from bucketdigest.shared.archives import check_member_name, extract, member_path
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.errors import UnsafeArchive
@@ -155,7 +155,10 @@ def test_a_hostile_checkpoint_writes_nothing_outside_and_the_job_still_finishes(
         },
         links={"images": str(tmp_path)},
     )
+    job = queue.claim(store, digest, "token-worker", 60).job
+    assert job is not None
     store.put(keys.work_checkpoint_key(digest, 1), hostile)
+    assert queue.hand_back(store, job.claim.ticket, job.etag)
     with caplog.at_level(logging.WARNING, logger="bucketdigest.worker.checkpoint"):
         summary = Worker(store, WorkerSettings(exit_when_idle=True, monitor_every=None)).run()
     assert "checkpoint-0001.zip: archive member" in caplog.text, "the checkpoint was read"
