@@ -257,9 +257,12 @@ def app_from_environment() -> FastAPI:
 
 def _check_can_serve(settings: ServeSettings) -> None:
     """ConfigError unless the bucket is there and the port is free (before anything starts,
-    so a mistyped bucket or a port in use is a one-line error, not a server that dies)."""
+    so a mistyped bucket or a port in use is a one-line error, not a server that dies). The
+    probe binds as uvicorn does (``SO_REUSEADDR``): the connections of a server just stopped,
+    waiting out TCP's TIME_WAIT, do not keep a new one off its port for a minute."""
     open_store(settings.store, self_test=False)
     with socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((settings.host, settings.port))
         except OSError as exc:
