@@ -36,7 +36,7 @@ from bucketdigest.shared.errors import (
     IndexNotFound,
     NotFound,
 )
-from bucketdigest.shared.lifeline import exit_with_parent
+from bucketdigest.shared.lifeline import deaf_to_ctrl_c, exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import ObjectInfo, Store
@@ -349,9 +349,10 @@ class IndexDuty:
             make_room()
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(1, mp_context=context, initializer=exit_with_parent) as indexer:
-            run = indexer.submit(
-                _index_once, self.settings, leaving, self.every, LogSetup.current()
-            )
+            with deaf_to_ctrl_c():  # the process starts here; a worker's Ctrl-C lets it end
+                run = indexer.submit(
+                    _index_once, self.settings, leaving, self.every, LogSetup.current()
+                )
             line = run.result()
         if line:
             log.info("%s", line)

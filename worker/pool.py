@@ -13,6 +13,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event as EventType
 from typing import Any
 
+from bucketdigest.shared.lifeline import deaf_to_ctrl_c, hear_ctrl_c
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.store import Store
 from bucketdigest.worker.loop import MonitorCall, Worker, WorkerSettings, WorkerSummary
@@ -58,6 +59,7 @@ def run_until_signalled(worker: Worker) -> WorkerSummary:
     """Run ``worker`` in this process; SIGTERM and SIGINT ask it to stop (see ``--grace``)."""
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: worker.request_stop())
+    hear_ctrl_c()  # a worker process started deaf to it (start_workers)
     return worker.run()
 
 
@@ -119,7 +121,8 @@ def start_workers(
             ),
             name=f"worker-{index + 1}",
         )
-        process.start()
+        with deaf_to_ctrl_c():  # until its handler is set (run_until_signalled)
+            process.start()
         processes.append(process)
     return processes
 

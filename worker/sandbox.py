@@ -30,7 +30,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
-from bucketdigest.shared.lifeline import exit_with_parent
+from bucketdigest.shared.lifeline import deaf_to_ctrl_c, exit_with_parent
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.worker.model_threads import limit_sessions
 
@@ -228,7 +228,8 @@ class Sandbox:
                 name="bucketdigest-digester",
                 daemon=True,
             )
-            self._process.start()
+            with deaf_to_ctrl_c():
+                self._process.start()
             child.close()
             self._conn, self._jobs = parent, 0
         return self._process, self._conn
