@@ -45,11 +45,11 @@ def deaf_to_ctrl_c() -> Iterator[None]:
     # multiprocessing starts its resource tracker with the first child, and unblocks SIGINT
     # after it: started first, it leaves the mask alone
     multiprocessing.resource_tracker.ensure_running()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def hear_ctrl_c() -> None:
