@@ -123,8 +123,6 @@ def _watch(
     opened = open_store(store)
     local = getattr(opened, "root", None)
     names = ", ".join(str(folder) for folder in folders)
-    if not as_json:
-        console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
 
     def show(folder: Path, report: IngestReport) -> None:
         if as_json:
@@ -132,7 +130,9 @@ def _watch(
         else:
             render.ingest_summary(console, report.run)
 
-    try:
+    try:  # a Ctrl-C once it says it is watching stops it cleanly
+        if not as_json:
+            console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
         watch_folders(
             opened,
             folders,
@@ -321,8 +321,8 @@ def run(
     workers = chosen_workers(workers)
     if watch is not None:
         names = ", ".join(sources)
-        console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
-        try:
+        try:  # a Ctrl-C once it says it is watching stops it cleanly
+            console.print(f"watching {names} (settle {watch.settle_seconds:g} s; Ctrl-C stops)")
             run_watching(
                 store,
                 [Path(source) for source in sources],

@@ -76,15 +76,22 @@ def run_workers(
         store = open_store()
         duty = monitor_duty(store) if monitor_duty is not None else None
         return [run_until_signalled(Worker(store, settings, monitor_duty=duty))]
-    processes = start_workers(count, open_store, settings, monitor_duty=monitor_duty)
+    processes: list[BaseProcess] = []
+    received: list[int] = []
 
     def pass_on(signum: int, _: object) -> None:
+        received.append(signum)
         for process in processes:
             if process.pid is not None and process.is_alive():
                 os.kill(process.pid, signum)
 
+    # set before they start, so that a Ctrl-C meanwhile is not click's "Aborted!": it reaches
+    # those started, and those started after it once all are (asking twice is harmless)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, pass_on)
+    processes += start_workers(count, open_store, settings, monitor_duty=monitor_duty)
+    if received:
+        pass_on(received[0], None)
     for process in processes:
         process.join()
     return []

@@ -220,10 +220,15 @@ def _start(
     running = Running(named, process, output)
     ready = ready or _ready(world, line, environment)
 
+    # a watcher is up once it says it is watching (the files may be done before: an earlier
+    # block converted them), anything else once it has said something
+    up = "watching" if "--watch" in line else ""
+
     def up_and_ready() -> bool:
         if process.poll() is not None:
             pytest.fail(f"{named}: exited early ({process.returncode}): {running.said()}")
-        return bool(running.said().strip()) and ready()
+        said = running.said()
+        return bool(said.strip()) and up in said and ready()
 
     try:
         wait_until(up_and_ready, f"{named} never got going", 240, 0.5)

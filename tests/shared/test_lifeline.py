@@ -42,3 +42,43 @@ def test_the_first_child_starts_deaf_to_ctrl_c_and_hears_it_once_it_says_so(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "(True, False) False"
+
+
+CTRL_C_WHILE_STARTING = """
+import os, signal, sys
+
+from bucketdigest.runner.wiring import OpenStore
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.worker import pool
+from bucketdigest.worker.loop import WorkerSettings
+
+start_one = pool.start_workers
+
+
+def start_with_ctrl_c_between(count, *args, **kwargs):
+    first = start_one(1, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C would, between two starts
+    return first + start_one(count - 1, *args, **kwargs)
+
+
+if __name__ == "__main__":
+    pool.start_workers = start_with_ctrl_c_between
+    # workers that never leave by themselves: only the Ctrl-C ends them
+    settings = WorkerSettings(exit_when_idle=False, monitor_every=None)
+    pool.run_workers(2, OpenStore(StoreSettings(bucket=sys.argv[1])), settings)
+    print("all stopped")
+"""
+
+
+def test_a_ctrl_c_while_workers_start_stops_every_one_of_them(tmp_path: Path) -> None:
+    """Not click's "Aborted!" with workers left running: the one started before the Ctrl-C
+    and the one started after it both stop, and the command ends normally."""
+    program = tmp_path / "ctrl_c_while_starting.py"
+    program.write_text(CTRL_C_WHILE_STARTING)
+    done = subprocess.run(
+        [sys.executable, str(program), str(tmp_path / "bucket")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "all stopped"
+    assert "KeyboardInterrupt" not in done.stderr
