@@ -77,7 +77,8 @@ def _moto(root: Path, mode: str, workers: int) -> float:
 
 def run(quick: bool, mode: str, repeat: int) -> str:
     """Each configuration ``repeat`` times, interleaved; the fastest run of each counts (this
-    VM's speed drifts by 10-15% from one minute to the next)."""
+    VM's speed drifts by 10-15% from one minute to the next). ``quick`` runs each store and
+    each worker count once (a run's start costs seconds): the other cells read "-"."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         docs = make_documents(root / "pdfs", quick)
@@ -91,16 +92,24 @@ def run(quick: bool, mode: str, repeat: int) -> str:
             "moto-1": lambda: _moto(root, mode, 1),
             "moto-2": lambda: _moto(root, mode, 2),
         }
+        if quick:
+            del configs["local-2"], configs["moto-1"]
         for _ in range(repeat):
             for name, measure in configs.items():
                 best[name] = min(best.get(name, float("inf")), measure())
-    a = best["bare"]
-    a2 = best["bare-pair"]
+
+    def rate(name: str) -> str:
+        return f"{pages / best[name]:.2f}" if name in best else "-"
+
+    def ratio(over: str, name: str) -> str:
+        return f"{best[over] / best[name]:.2f}" if name in best else "-"
+
     rows = []
     for store, key in (("local", "local"), ("moto server", "moto")):
-        b, c = best[f"{key}-1"], best[f"{key}-2"]
-        rate = (f"{pages / a:.2f}", f"{pages / a2:.2f}", f"{pages / b:.2f}", f"{pages / c:.2f}")
-        rows.append((store, *rate, f"{a / b:.2f}", f"{a / c:.2f}", f"{a2 / c:.2f}"))
+        one, two = f"{key}-1", f"{key}-2"
+        rates = (rate("bare"), rate("bare-pair"), rate(one), rate(two))
+        ratios = (ratio("bare", one), ratio("bare", two), ratio("bare-pair", two))
+        rows.append((store, *rates, *ratios))
     header = (
         "store",
         "(a) bare loop pages/s",
