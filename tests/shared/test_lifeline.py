@@ -4,9 +4,13 @@ tracker then, and unblocks SIGINT after it), and the worker takes Ctrl-C once it
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 FIRST_CHILD = """
 import multiprocessing, signal
@@ -75,10 +79,16 @@ def test_a_ctrl_c_while_workers_start_stops_every_one_of_them(tmp_path: Path) ->
     and the one started after it both stop, and the command ends normally."""
     program = tmp_path / "ctrl_c_while_starting.py"
     program.write_text(CTRL_C_WHILE_STARTING)
-    done = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, str(program), str(tmp_path / "bucket")],
-        capture_output=True, text=True, timeout=60,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "all stopped"
-    assert "KeyboardInterrupt" not in done.stderr
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the workers it left running too
+        process.communicate()
+        pytest.fail("still running 60 s after the Ctrl-C: a worker was left running")
+    assert process.returncode == 0, stderr
+    assert stdout.strip() == "all stopped"
+    assert "KeyboardInterrupt" not in stderr
