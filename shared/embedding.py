@@ -142,7 +142,7 @@ every chunk whole in windows embeds three times the word pieces of the first win
 and int8 embeds them 1.5 times as fast (1.8 on one thread) at a cosine of 0.99 to float's;
 with windows, the question bench and the known-item bench found as much either way (within
 0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are embedded
-with float32 (a query is one short text)."""
+with int8 whatever it says (:func:`query_embedder`: a cosine of 0.99 either way)."""
 BATCH_TOKENS = 256
 """Tokens a model run takes at most (texts of like length together, padded to the longest):
 on real chunks a long text alone embeds fastest and with the least memory (attention grows
