@@ -39,7 +39,7 @@ WORK = [
     "--lease-seconds",
     "6",
     "--monitor-every",
-    "1",
+    "3",
     "--log-format",
     "json",
 ]

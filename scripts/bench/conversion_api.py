@@ -29,7 +29,7 @@ def _documents(quick: bool) -> list[Path]:
         (path for path, _ in fetch() if path.suffix.lower() == ".pdf"), key=lambda p: p.name
     )
     chosen = [p for p in found if 10 <= page_count(p) <= 40]
-    return chosen[: 1 if quick else DOCUMENTS]
+    return [min(chosen, key=page_count)] if quick else chosen[:DOCUMENTS]
 
 
 def _free_port() -> int:

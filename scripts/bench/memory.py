@@ -89,9 +89,9 @@ def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, float]:
 def _files(quick: bool, inbox: Path) -> dict[str, Measured]:
     sources = []
     if quick:
-        for i in range(3):
+        for i in range(2):
             path = inbox / f"gen-{i}.pdf"
-            make_pdf(path, title=f"Generated {i}", pages=3 + 10 * i, seed=i)
+            make_pdf(path, title=f"Generated {i}", pages=2 + 3 * i, seed=i)
             sources.append((path, "generated"))
     else:
         by_category = defaultdict(list)

@@ -47,8 +47,10 @@ def _pages(quick: bool, scratch: Path) -> list[Page]:
         from bucketdigest.shared.samples import make_pdf
 
         text = pymupdf.open(make_pdf(scratch / "text.pdf", title="Quick", pages=1, seed=1))
+        top = pymupdf.Rect(0, 0, text[0].rect.width, 250)  # title, a heading, a paragraph
         scan = pymupdf.open()
-        scan.new_page().insert_image(text[0].rect, pixmap=text[0].get_pixmap(dpi=200))
+        page = scan.new_page(width=top.width, height=top.height)
+        page.insert_image(page.rect, pixmap=text[0].get_pixmap(dpi=200, clip=top))
         scan.save(scratch / "scan.pdf")
         return [(str(scratch / "scan.pdf"), 0)]
     pages = []
