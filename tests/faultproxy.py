@@ -59,10 +59,13 @@ class FaultProxy:
                     self.close_connection = True
                     return None
                 self.send_response(status)
+                length = str(len(payload))
                 for name, value in headers:
-                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    if name.lower() == "content-length" and self.command == "HEAD":
+                        length = value  # the object's size: a HEAD's answer has no body
+                    elif name.lower() not in ("transfer-encoding", "connection", "content-length"):
                         self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Content-Length", length)
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(payload)
