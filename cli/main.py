@@ -5,6 +5,3 @@ from bucketdigest.cli import browse, find, fleet, jobs, lifecycle, settings, tok
 from bucketdigest.cli.group import cli
 
 __all__ = ["browse", "cli", "find", "fleet", "jobs", "lifecycle", "settings", "tokens", "web"]
-
-if __name__ == "__main__":
-    cli()

@@ -31,7 +31,7 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 DOCUMENTS = 12
 
 

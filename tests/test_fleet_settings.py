@@ -24,7 +24,7 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 CADENCE = 1.0
 
 

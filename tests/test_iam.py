@@ -29,7 +29,7 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.s3 import S3Store
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 BUCKET = "fleet"
 TENANT_A = f"s3://{BUCKET}/tenant-a"
 TENANT_B = f"s3://{BUCKET}/tenant-b"

@@ -22,7 +22,7 @@ from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 def _cli(*args: str) -> list[str]:

@@ -26,7 +26,7 @@ from bucketdigest.shared.records import Claim
 from bucketdigest.shared.samples import make_pdf
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 

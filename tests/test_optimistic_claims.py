@@ -28,7 +28,7 @@ from bucketdigest.shared.store import Store
 from tests.faultproxy import FaultProxy
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 DOCUMENTS = 16
 OPTIMISTIC = ["--claims", "optimistic", "--claim-settle", "0.3"]
 WORK = [

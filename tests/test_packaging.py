@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPONENTS = (
@@ -85,3 +90,31 @@ def test_every_import_goes_down_the_floors() -> None:
         if other != package and other not in allowed
     }
     assert upward == set()
+
+
+@pytest.mark.parametrize(
+    "parent_main",
+    [
+        pytest.param("_fixup_main_from_name", id="python -m"),
+        pytest.param("_fixup_main_from_path", id="script"),
+    ],
+)
+def test_a_process_the_command_line_spawns_does_not_load_the_command_line(
+    parent_main: str,
+) -> None:
+    """A spawned child (the digester child, the indexer) first imports its parent's main module,
+    exactly as ``multiprocessing.spawn`` does here; that must not cost it the whole CLI."""
+    main = (
+        "'bucketdigest.__main__'"
+        if parent_main.endswith("name")
+        else repr(shutil.which("bucketdigest", path=str(Path(sys.executable).parent)))
+    )
+    probe = (
+        f"import sys; from multiprocessing import spawn; spawn.{parent_main}({main}); "
+        "print(sorted(m for m in sys.modules if m.startswith(('bucketdigest.', '__mp_main__'))))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert "'__mp_main__'" in loaded  # the parent's main module was imported again, as in a child
+    assert "bucketdigest.cli" not in loaded, loaded

@@ -19,7 +19,7 @@ from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.samples import make_samples
 from bucketdigest.shared.store import Store
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 NOW = PurgeRule(older_than=timedelta(0))
 
 

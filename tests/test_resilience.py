@@ -33,7 +33,7 @@ from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 LAYOUT = (
     keys.RAW_PREFIX,
     keys.OUT_PREFIX,

@@ -31,7 +31,7 @@ from bucketdigest.shared.pagetext import word_counts, word_recall
 
 def _run(python: str, inbox: Path, bucket: Path) -> float:
     started = time.perf_counter()
-    command = [python, "-m", "bucketdigest.cli.main", "run", str(inbox), "--bucket", str(bucket)]
+    command = [python, "-m", "bucketdigest", "run", str(inbox), "--bucket", str(bucket)]
     subprocess.run([*command, "--workers", "2"], capture_output=True, check=False)
     return time.perf_counter() - started
 

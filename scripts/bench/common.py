@@ -17,7 +17,7 @@ import boto3
 from moto.server import ThreadedMotoServer
 
 ROOT = Path(__file__).resolve().parents[2]
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 for _name, _value in {
     "AWS_ACCESS_KEY_ID": "bench",

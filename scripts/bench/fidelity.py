@@ -99,7 +99,7 @@ def _ours(
         names[doc] = sha256_file(path)[0]
     bucket = work / f"bucket-{len(list(work.glob('bucket-*')))}"
     started = time.perf_counter()
-    command = [python, "-m", "bucketdigest.cli.main", "run", str(folder), "--bucket", str(bucket)]
+    command = [python, "-m", "bucketdigest", "run", str(folder), "--bucket", str(bucket)]
     subprocess.run(
         [*command, "--workers", "2"],
         capture_output=True,

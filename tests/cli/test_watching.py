@@ -16,7 +16,7 @@ from pathlib import Path
 from bucketdigest.shared import keys
 from bucketdigest.shared.stores.local import LocalStore
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 def _bucketdigest(*args: str) -> subprocess.CompletedProcess[str]:

@@ -156,7 +156,7 @@ def test_a_crawl_killed_midway_resumes_without_fetching_again(
     bucket = tmp_path / "bucket"
     site.released.clear()  # hang.html, the last link of the index, waits
     command = [
-        sys.executable, "-m", "bucketdigest.cli.main", "ingest", site.docs, "--site",
+        sys.executable, "-m", "bucketdigest", "ingest", site.docs, "--site",
         "--bucket", str(bucket), "--rate", "1000", "--concurrency", "1", "--timeout", "30",
     ]  # fmt: skip
     crawler = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

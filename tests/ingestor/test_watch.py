@@ -156,7 +156,7 @@ def test_ingest_watch_follows_a_folder_until_ctrl_c(tmp_path: Path) -> None:
     folder = tmp_path / "inbox"
     folder.mkdir()
     bucket = tmp_path / "bucket"
-    command = [sys.executable, "-m", "bucketdigest.cli.main", "ingest", str(folder), "--watch"]
+    command = [sys.executable, "-m", "bucketdigest", "ingest", str(folder), "--watch"]
     command += ["--settle", str(SETTLE), "--ext", "txt", "--bucket", str(bucket)]
     process = _interruptible(command)
     lines: list[str] = []
@@ -204,7 +204,7 @@ def test_run_watch_converts_what_arrives_until_ctrl_c(tmp_path: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     bucket = tmp_path / "bucket"
-    command = [sys.executable, "-m", "bucketdigest.cli.main", "run", str(folder), "--watch"]
+    command = [sys.executable, "-m", "bucketdigest", "run", str(folder), "--watch"]
     command += ["--settle", str(SETTLE), "--ext", "txt", "--workers", "1", "--bucket", str(bucket)]
     process = _interruptible(command)
     lines: list[str] = []

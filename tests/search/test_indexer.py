@@ -37,7 +37,7 @@ from tests.faultproxy import FaultProxy
 from tests.search.conftest import TOPICS, digest_folder, write_topics
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 def _copy(topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, StoreSettings]:

@@ -115,7 +115,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     root = tmp_path_factory.mktemp("fleet")
     bucket = root / "bucket"
     token, _ = add_token(LocalStore(bucket), "client", (Scope.UPLOAD,))
-    command = [sys.executable, "-m", "bucketdigest.cli.main", "work", "--bucket", str(bucket)]
+    command = [sys.executable, "-m", "bucketdigest", "work", "--bucket", str(bucket)]
     worker = subprocess.Popen(
         [*command, "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -110,7 +110,7 @@ async def _session(client: Client, served: Served) -> None:
 def test_an_assistant_searches_and_reads_over_stdio(served: Served) -> None:
     command = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "bucketdigest.cli.main", "mcp", "--bucket", served.settings.bucket],
+        args=["-m", "bucketdigest", "mcp", "--bucket", served.settings.bucket],
     )
 
     async def run() -> None:

@@ -37,7 +37,7 @@ from bucketdigest.shared.tokens import Scope, add_token
 from tests.documents import mislayered_pdf, scanned_pdf
 from tests.serve.conftest import Fleet
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 SERVER_TOKEN = "s" * 24
 
 

@@ -14,7 +14,7 @@ import httpx
 from tests.serve.conftest import Served
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 def _free_port() -> int:

@@ -24,7 +24,7 @@ from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 SERVER_TOKEN = "the-server-token-0123456789"
 MAX_UPLOAD_MIB = 8
 

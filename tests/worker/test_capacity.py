@@ -77,7 +77,7 @@ def test_work_says_how_many_workers_it_starts_and_why(tmp_path: Path) -> None:
     LocalStore(tmp_path / "bucket")
     env = {k: v for k, v in os.environ.items() if k != "BUCKETDIGEST_WORKERS"}
     started = subprocess.run(
-        [sys.executable, "-m", "bucketdigest.cli.main", "work", "--exit-when-idle",
+        [sys.executable, "-m", "bucketdigest", "work", "--exit-when-idle",
          "--bucket", str(tmp_path / "bucket")],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -85,7 +85,7 @@ def test_work_says_how_many_workers_it_starts_and_why(tmp_path: Path) -> None:
     expected = capacity.machine_capacity()  # free memory moves: the counts do not
     assert f"{expected.workers} workers: {expected.cores} cores, " in started.stderr
     given = subprocess.run(
-        [sys.executable, "-m", "bucketdigest.cli.main", "work", "--exit-when-idle",
+        [sys.executable, "-m", "bucketdigest", "work", "--exit-when-idle",
          "--bucket", str(tmp_path / "bucket"), "--workers", "1"],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -31,7 +31,7 @@ from bucketdigest.worker.loop import Worker, WorkerSettings
 from tests.clocks import MovableClock
 from tests.waiting import wait_until
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 class RecordingStore(CountingStore):

@@ -13,7 +13,7 @@ import pytest
 from bucketdigest.shared.result_links import broken_links, internal_links
 from bucketdigest.shared.samples import make_pdf
 
-CLI = [sys.executable, "-m", "bucketdigest.cli.main"]
+CLI = [sys.executable, "-m", "bucketdigest"]
 
 
 @pytest.mark.parametrize("cwd", ["/", tempfile.gettempdir()], ids=["root", "tmp"])
