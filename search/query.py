@@ -22,6 +22,8 @@ from typing import Any
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
+from bucketdigest.search.flat import OFFSET as _OFFSET
+from bucketdigest.search.flat import FlatVectors
 from bucketdigest.search.fusion import (
     DOCUMENT_WEIGHT,
     KEYWORD_MARGIN,
@@ -31,7 +33,7 @@ from bucketdigest.search.fusion import (
     lifted,
 )
 from bucketdigest.search.hit import Hit, merged_hits
-from bucketdigest.search.index import REBUILD_HINT, TERMS
+from bucketdigest.search.index import REBUILD_HINT, TERMS, VECTOR_INDEX_FROM
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
     LostRows,
@@ -88,9 +90,6 @@ for its candidates' documents, and reading them from the index was a third of it
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
 
-_OFFSET = "_rowoffset"
-"""A row's place in its table: a search ranks offsets and reads the columns of the hits it
-shows only (reading every candidate's text cost half a hybrid search's time)."""
 _COLUMNS = ("digest", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
@@ -152,6 +151,9 @@ class Searcher:
         self._document_vectors: dict[str, Any] = {}
         """Digest → its document's mean vector (see :data:`DOCUMENT_VECTORS_KEPT`), under
         ``_vectors_lock``: the searcher reads one version of the index, so they hold."""
+        self._flat: dict[str, FlatVectors | None] = {}
+        """Table → its vectors in memory, once read (None: too many rows, or unreadable)."""
+        self._flat_lock = threading.Lock()
         self._lost: dict[str, LostRows] = {}
         """Table → its fragments whose files are lost, once a query found one."""
         self._unanswered: set[str] = set()
@@ -204,6 +206,26 @@ class Searcher:
             (a.uri, a.version) == (b.uri, b.version) for a, b in zip(mine, theirs, strict=True)
         )
 
+    def _flat_vectors(self, table: Any, request: SearchRequest) -> FlatVectors | None:
+        """``table``'s vectors in memory (:mod:`.flat`) for a request the index does not narrow,
+        read on first use; None where the index ranks (too many rows, a filter, lost files)."""
+        if narrowing(request) is not None:
+            return None
+        with self._flat_lock:
+            if table.uri not in self._flat:
+                self._flat[table.uri] = self._read_flat(table)
+            return self._flat[table.uri]
+
+    def _read_flat(self, table: Any) -> FlatVectors | None:
+        if table.count_rows() >= VECTOR_INDEX_FROM:
+            return None
+        kept = [name for name in _PICKING if name in table.schema.names]
+        try:
+            rows = self._rows(table, columns=[_OFFSET, "vector", *kept])
+        except LostIndexPart:
+            return None
+        return FlatVectors.of(rows, "vector", kept)
+
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks
         for chunks and documents, people repeat themselves)."""
@@ -255,6 +277,10 @@ class Searcher:
     ) -> list[dict[str, Any]]:
         if not self._understood(table, request, held):
             return []
+        flat = self._flat_vectors(table, request)
+        if flat is not None and flat.holds(columns):
+            rows = flat.nearest(self._vector(request.query), fetch, columns)
+            return [row for row in rows if 1.0 - row["_distance"] >= SIMILARITY_FLOOR]
         nearest = {
             "column": "vector",
             "q": self._vector(request.query),
@@ -307,9 +333,11 @@ class Searcher:
         vector = self._vector(request.query)
         # the words a row is matched by (a chunk's headings and text: .terms.matched_text)
         read = tuple(dict.fromkeys((*(("digest",) if chunks else ()), *columns)))
+        flat = self._flat_vectors(table, request)
         held_words: bool | None
         try:
-            keyword = self._keyword(table, request, fetch, (TERMS, "vector", *read))
+            vectors = () if flat is not None else ("vector",)
+            keyword = self._keyword(table, request, fetch, (TERMS, *vectors, *read))
             held_words = bool(keyword)
         except LostIndexPart as exc:  # by meaning alone
             self._unanswerable("keyword", table, exc)
@@ -327,7 +355,11 @@ class Searcher:
             about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
         scored: dict[int, float] = {}
         for row in keyword:
-            similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+            if flat is None:
+                similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+            else:  # every row the keyword query can give was read into it
+                kept = flat.vector(row[_OFFSET])
+                similarity = 0.0 if kept is None else float(np.dot(kept, vector))
             weak = held[row[_OFFSET]] < HELD_FLOOR and counts[row[_OFFSET]][0] < 2
             if weak and similarity < SIMILARITY_FLOOR:
                 continue  # a word in common, nothing in meaning: below the floor

@@ -1,0 +1,79 @@
+"""A small table's vectors held in memory, so that ranking by meaning does not ask Lance.
+
+Below :data:`~bucketdigest.search.index.VECTOR_INDEX_FROM` rows a table has no vector index and
+Lance compares the query with every vector anyway: on the real-world corpus's 1,216 passages
+that took 6-7 ms a query, nearly all of it the query's planning and execution around the
+arithmetic, which numpy does in 0.1 ms. A searcher reads one version of the index, so the
+vectors it reads once stay right for as long as it searches; past that many rows the index
+answers (its vectors would take 1.5 KiB a row of the server's memory, and its vector index
+answers in a few milliseconds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+OFFSET = "_rowoffset"
+"""A row's place in its table, as Lance names it: a search ranks offsets and reads the columns
+of the hits it shows only (reading every candidate's text cost half a hybrid search's time)."""
+
+
+@dataclass(frozen=True)
+class FlatVectors:
+    """Every readable row's vector (unit length), its offset, and a few small columns."""
+
+    offsets: np.ndarray
+    vectors: np.ndarray
+    columns: dict[str, list[Any]]
+    places: dict[int, int]
+    """Offset → its row's place in :attr:`vectors`."""
+
+    @classmethod
+    def of(cls, rows: Sequence[dict[str, Any]], column: str, kept: Sequence[str]) -> FlatVectors:
+        """From rows read with :data:`OFFSET`, ``column`` (the vectors) and ``kept``."""
+        dimensions = len(rows[0][column]) if rows else 0
+        vectors = np.asarray([row[column] for row in rows], dtype=np.float32).reshape(
+            len(rows), dimensions
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        offsets = np.asarray([int(row[OFFSET]) for row in rows], dtype=np.int64)
+        return cls(
+            offsets=offsets,
+            vectors=vectors / np.where(norms == 0, 1.0, norms),
+            columns={name: [row[name] for row in rows] for name in kept},
+            places={int(offset): place for place, offset in enumerate(offsets)},
+        )
+
+    def holds(self, columns: Sequence[str]) -> bool:
+        return all(name in self.columns for name in columns)
+
+    def nearest(self, query: Any, k: int, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The ``k`` rows closest to ``query`` in cosine, closest first, as Lance gives them:
+        :data:`OFFSET`, ``_distance`` (1 - cosine) and ``columns`` (which :meth:`holds`)."""
+        asked = np.asarray(query, dtype=np.float32)
+        asked = asked / (float(np.linalg.norm(asked)) or 1.0)
+        similarity = self.vectors @ asked
+        if k <= 0 or not len(similarity):
+            return []
+        # rows as close as the k-th closest, by closeness then offset: of equal rows (the
+        # same text in two documents) the same are shown whatever the order they were read
+        kth = np.partition(similarity, len(similarity) - k)[-k] if k < len(similarity) else -2.0
+        close = np.flatnonzero(similarity >= kth)
+        top = close[np.lexsort((self.offsets[close], -similarity[close]))][:k]
+        return [
+            {
+                OFFSET: int(self.offsets[place]),
+                "_distance": 1.0 - float(similarity[place]),
+                **{name: self.columns[name][place] for name in columns},
+            }
+            for place in top
+        ]
+
+    def vector(self, offset: int) -> np.ndarray | None:
+        """The unit vector of the row at ``offset`` (None: not a row read)."""
+        place = self.places.get(int(offset))
+        return None if place is None else self.vectors[place]

@@ -1,0 +1,112 @@
+"""A small index's vectors ranked in memory (:mod:`bucketdigest.search.flat`): the same hits as
+the index gives, equal rows in the same order, and the index not asked."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bucketdigest.search import query
+from bucketdigest.search.flat import OFFSET, FlatVectors
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Level, Mode, SearchRequest
+from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.stores.local import LocalStore
+
+QUESTIONS = [
+    "which books are about ships and naval battles",
+    "how do I pin down somebody I am wrestling with",
+    "casting spells with mana",
+    "what happens when the wheat is brought in before winter",
+]
+
+
+@pytest.fixture(scope="module")
+def settings_of_index(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> StoreSettings:
+    bucket = tmp_path_factory.mktemp("flat") / "bucket"
+    shutil.copytree(topics_bucket[0], bucket)
+    settings = StoreSettings(bucket=str(bucket))
+    index_bucket(LocalStore(bucket), settings)
+    return settings
+
+
+def _shown(hits: list[Any]) -> list[tuple[str, str | None, float]]:
+    return [(hit.digest, hit.chunk_id, round(hit.score, 4)) for hit in hits]
+
+
+@pytest.mark.parametrize("level", list(Level))
+@pytest.mark.parametrize("mode", [Mode.SEMANTIC, Mode.HYBRID])
+def test_a_small_index_ranks_in_memory_as_the_index_would_without_asking_it(
+    settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch, mode: Mode, level: Level
+) -> None:
+    nearest_asked: list[str] = []
+    read_rows = query.read_rows
+
+    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
+        if "nearest" in request:
+            nearest_asked.append(table.uri)
+        return read_rows(table, lost, **request)
+
+    monkeypatch.setattr(query, "read_rows", counted)
+    in_memory = Searcher.open(settings_of_index)
+    answers = [in_memory.search(SearchRequest(q, mode=mode, level=level)) for q in QUESTIONS]
+    assert not nearest_asked, "the index was asked for neighbours"
+    table = in_memory.chunks if level is Level.CHUNKS else in_memory.documents
+    assert isinstance(in_memory._flat.get(table.uri), FlatVectors)
+
+    monkeypatch.setattr(query, "VECTOR_INDEX_FROM", 0)
+    by_index = Searcher.open(settings_of_index)
+    expected = [by_index.search(SearchRequest(q, mode=mode, level=level)) for q in QUESTIONS]
+    assert nearest_asked, "the index ranked by meaning"
+    assert [_shown(a) for a in answers] == [_shown(e) for e in expected]
+    assert all(answers), "every question found something"
+
+
+def test_a_filtered_search_is_the_indexs_to_rank(
+    settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index narrows before it ranks (its filter indexes); memory holds no such columns."""
+    searcher = Searcher.open(settings_of_index)
+    hits = searcher.search(SearchRequest("ships", mode=Mode.SEMANTIC, file_type="md"))
+    assert searcher._flat == {}
+    assert hits and all(hit.file_type == "md" for hit in hits)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=1, max_size=40),
+    asked=st.lists(st.integers(-3, 3), min_size=3, max_size=3),
+    k=st.integers(1, 45),
+)
+def test_nearest_is_every_row_by_closeness_then_offset(
+    rows: list[list[int]], asked: list[int], k: int
+) -> None:
+    """Small integer vectors repeat often: equal rows come in offset order, as the searcher's
+    own ranking breaks ties."""
+    offsets = list(range(100, 100 + 3 * len(rows), 3))
+    flat = FlatVectors.of(
+        [{OFFSET: o, "vector": v, "digest": f"d{o}"} for o, v in zip(offsets, rows, strict=True)],
+        "vector",
+        ["digest"],
+    )
+    found = flat.nearest(asked, k, ["digest"])
+
+    unit = np.asarray(asked, dtype=np.float32) / (np.linalg.norm(asked) or 1.0)
+    vectors = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = (vectors / np.where(norms == 0, 1.0, norms)) @ unit
+    expected = sorted(zip(offsets, cosine, strict=True), key=lambda pair: (-pair[1], pair[0]))[:k]
+    assert [row[OFFSET] for row in found] == [offset for offset, _ in expected]
+    assert [row["digest"] for row in found] == [f"d{offset}" for offset, _ in expected]
+    assert [1.0 - row["_distance"] for row in found] == pytest.approx(
+        [float(c) for _, c in expected], abs=1e-5
+    )
