@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 OFFSET = "_rowoffset"
 """A row's place in its table, as Lance names it: a search ranks offsets and reads the columns
@@ -33,18 +34,22 @@ class FlatVectors:
     """Offset → its row's place in :attr:`vectors`."""
 
     @classmethod
-    def of(cls, rows: Sequence[dict[str, Any]], column: str, kept: Sequence[str]) -> FlatVectors:
-        """From rows read with :data:`OFFSET`, ``column`` (the vectors) and ``kept``."""
-        dimensions = len(rows[0][column]) if rows else 0
-        vectors = np.asarray([row[column] for row in rows], dtype=np.float32).reshape(
-            len(rows), dimensions
-        )
+    def of(cls, table: Any, column: str, kept: Sequence[str]) -> FlatVectors:
+        """From an Arrow table read with :data:`OFFSET`, ``column`` (the vectors: fixed-size
+        lists; a missing one counts as nothing in common with any query) and ``kept``."""
+        rows = table.num_rows
+        dimensions = table.schema.field(column).type.list_size
+        lists = table.column(column).combine_chunks()
+        if lists.null_count:
+            lists = lists.fill_null(pa.scalar([0.0] * dimensions, type=lists.type))
+        values = lists.flatten().to_numpy(zero_copy_only=False)
+        vectors = np.nan_to_num(values.astype(np.float32)).reshape(rows, dimensions)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        offsets = np.asarray([int(row[OFFSET]) for row in rows], dtype=np.int64)
+        offsets = table.column(OFFSET).to_numpy().astype(np.int64)
         return cls(
             offsets=offsets,
             vectors=vectors / np.where(norms == 0, 1.0, norms),
-            columns={name: [row[name] for row in rows] for name in kept},
+            columns={name: table.column(name).to_pylist() for name in kept},
             places={int(offset): place for place, offset in enumerate(offsets)},
         )
 

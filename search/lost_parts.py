@@ -79,15 +79,20 @@ def lost_rows(table: Any) -> LostRows:
     return LostRows(tuple(lost), rows)
 
 
-def read_rows(table: Any, lost: LostRows | None, **query: Any) -> list[dict[str, Any]]:
-    """``table.to_table(**query)``'s rows leaving out ``lost``'s; LostIndexPart when the
-    query still needs a lost file."""
+def read_table(table: Any, lost: LostRows | None, **query: Any) -> Any:
+    """``table.to_table(**query)`` (an Arrow table) leaving out ``lost``'s rows;
+    LostIndexPart when the query still needs a lost file."""
     try:
-        return table.to_table(**(lost.excluded(query) if lost else query)).to_pylist()
+        return table.to_table(**(lost.excluded(query) if lost else query))
     except (ValueError, OSError) as exc:
         if is_missing_file(exc):
             raise LostIndexPart(str(exc).split("\n")[0][:200]) from exc
         raise
+
+
+def read_rows(table: Any, lost: LostRows | None, **query: Any) -> list[dict[str, Any]]:
+    """:func:`read_table`'s rows."""
+    return read_table(table, lost, **query).to_pylist()
 
 
 def nearest_rows(table: Any, lost: LostRows, query: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
@@ -41,6 +41,7 @@ from bucketdigest.search.lost_parts import (
     lost_rows,
     nearest_rows,
     read_rows,
+    read_table,
 )
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
@@ -54,6 +55,8 @@ from bucketdigest.shared.naming import display_name
 from bucketdigest.shared.store import Store
 
 log = logging.getLogger(__name__)
+
+_Read = TypeVar("_Read")
 
 OVERFETCH = 10
 NPROBES = 20
@@ -170,20 +173,24 @@ class Searcher:
         return self._stand_in.said(rows, unanswered)
 
     def _rows(self, table: Any, **query: Any) -> list[dict[str, Any]]:
-        """``table.to_table(**query)``'s rows. Once a query finds a file of ``table`` lost,
-        the fragments it lost are found (once) and their rows left out of this query and the
+        """``table.to_table(**query)``'s rows (see :meth:`_read`)."""
+        return self._read(read_rows, table, query)
+
+    def _read(self, read: Callable[..., _Read], table: Any, query: dict[str, Any]) -> _Read:
+        """``read(table, lost, **query)``. Once a query finds a file of ``table`` lost, the
+        fragments it lost are found (once) and their rows left out of this query and the
         next; LostIndexPart when the query still needs a lost file (an index's)."""
         with self._lost_lock:
             lost = self._lost.get(table.uri)
         try:
-            return read_rows(table, lost, **query)
+            return read(table, lost, **query)
         except LostIndexPart:
             if lost is not None:
                 raise
         lost = lost_rows(table)
         with self._lost_lock:
             self._lost[table.uri] = lost
-        return read_rows(table, lost, **query)
+        return read(table, lost, **query)
 
     def _unanswerable(self, ranking: str, table: Any, exc: LostIndexPart) -> None:
         name = f"{ranking} ({'passages' if table is self.chunks else 'documents'})"
@@ -221,10 +228,10 @@ class Searcher:
             return None
         kept = [name for name in _PICKING if name in table.schema.names]
         try:
-            rows = self._rows(table, columns=[_OFFSET, "vector", *kept])
+            read = self._read(read_table, table, {"columns": [_OFFSET, "vector", *kept]})
         except LostIndexPart:
             return None
-        return FlatVectors.of(rows, "vector", kept)
+        return FlatVectors.of(read, "vector", kept)
 
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks

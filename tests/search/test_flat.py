@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,11 +94,14 @@ def test_nearest_is_every_row_by_closeness_then_offset(
     """Small integer vectors repeat often: equal rows come in offset order, as the searcher's
     own ranking breaks ties."""
     offsets = list(range(100, 100 + 3 * len(rows), 3))
-    flat = FlatVectors.of(
-        [{OFFSET: o, "vector": v, "digest": f"d{o}"} for o, v in zip(offsets, rows, strict=True)],
-        "vector",
-        ["digest"],
+    read = pa.table(
+        {
+            OFFSET: pa.array(offsets, pa.uint64()),
+            "vector": pa.array(rows, pa.list_(pa.float32(), 3)),
+            "digest": [f"d{o}" for o in offsets],
+        }
     )
+    flat = FlatVectors.of(read, "vector", ["digest"])
     found = flat.nearest(asked, k, ["digest"])
 
     unit = np.asarray(asked, dtype=np.float32) / (np.linalg.norm(asked) or 1.0)
