@@ -55,6 +55,7 @@ from bucketdigest.shared.errors import (
     SourceError,
     StoreError,
 )
+from bucketdigest.shared.lifeline import exit_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,10 @@ SETTINGS_VARIABLE = "BUCKETDIGEST_SERVE_SETTINGS"
 
 
 def app_from_environment() -> FastAPI:
-    """The application of a worker process that uvicorn started (see :func:`run_server`)."""
+    """The application of a worker process that uvicorn started (see :func:`run_server`). It
+    leaves with the server that started it: a killed server's workers would otherwise go on
+    holding its port, and a new server could not start there."""
+    exit_with_parent()
     return create_app(pickle.loads(base64.b64decode(os.environ[SETTINGS_VARIABLE])))
 
 

@@ -1,4 +1,4 @@
-"""A spawned child that ends with the worker that started it, and is not cut short by the
+"""A spawned child that ends with the process that started it, and is not cut short by the
 Ctrl-C meant for its parent."""
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ holds its process while Lance scans), each with the settings the command was giv
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +40,7 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
+    workers: list[int] = []
     try:
 
         def up() -> bool:
@@ -49,7 +52,7 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
 
         wait_until(up, "the server did not start", every=0.3)
         # uvicorn's supervisor has started two worker processes
-        workers = [c for c in _children(server.pid) if "spawn_main" in _cmdline(c)]
+        workers[:] = [c for c in _children(server.pid) if "spawn_main" in _cmdline(c)]
         assert len(workers) >= 2, workers
 
         def search(query: str) -> httpx.Response:
@@ -63,9 +66,17 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
         # the settings reached every process: anonymous answers hold no source folder
         folder = str(Path(served.settings.bucket).parent / "in")
         assert all(folder not in a.text for a in answers)
-    finally:
-        server.terminate()
+
+        # a server killed outright takes its processes with it: none keeps the port
+        server.kill()
         server.wait(timeout=30)
+        wait_until(lambda: not any(_alive(pid) for pid in workers), "a worker outlived its server")
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _cmdline(pid: int) -> str:
@@ -73,3 +84,11 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
