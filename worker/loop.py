@@ -316,17 +316,15 @@ class Worker:
         one monitor cadence."""
         self._follow_settings()
         summary = WorkerSummary(self.worker_id)
-        sandbox = self._sandbox
         if self.settings.metrics_port is not None:
             self.metrics.serve(self.settings.metrics_port)
         with log_context(worker_id=self.worker_id):
             log.info("worker %s started on %s", self.worker_id, self.store.url)
             try:
-                self._run_monitor_duty()  # first: it may stop the digester child to index
-                sandbox.start()
+                self._run_monitor_duty()
                 summary.exit_reason = self._loop(summary)
             finally:
-                sandbox.close()
+                self._sandbox.close()
                 self._outbox.close()
             log.info(
                 "worker %s exiting: %s (%s)",
@@ -373,7 +371,9 @@ class Worker:
                 self.stop_requested.wait(wait)
                 continue
 
-            # run it to its end
+            # run it to its end; the digester child starts now if it has not (a worker that
+            # finds no job never pays for loading the converter and its models)
+            self._sandbox.start()
             jobs += 1
             job = found.job
             self.metrics.job_claimed()

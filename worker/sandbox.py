@@ -213,8 +213,8 @@ class Sandbox:
         self._jobs = 0
 
     def start(self) -> None:
-        """Start the child now, so its start-up (loading ``preload``) overlaps the first
-        claim."""
+        """Start the child now (if it is not running), so its start-up (loading ``preload``)
+        overlaps what comes before its first call: fetching the job's source."""
         self._start()
 
     def _start(self) -> tuple[BaseProcess, Connection]:
