@@ -16,8 +16,9 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 from typing import Any, TypeVar
 
 from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
@@ -88,13 +89,18 @@ as close to a question about them."""
 
 QUERY_VECTORS_KEPT = 256
 DOCUMENT_VECTORS_KEPT = 20_000
-"""Documents' mean vectors a searcher keeps in memory (1.5 KiB each): a hybrid search asks
-for its candidates' documents, and reading them from the index was a third of its queries."""
+"""Documents' mean vectors a searcher keeps in memory (1.5 KiB each), and as many documents'
+fields: a hybrid search asks for its candidates' documents, and reading them from the index
+was a third of its queries."""
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
 
 _COLUMNS = ("digest", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
+_DOCUMENT_FIELDS = ("names", "sources", "file_type", "tags")
+"""A hit's columns that are its document's: the same in each of its passages' rows and in
+its row of the documents table."""
+_PASSAGE_COLUMNS = tuple(c for c in _CHUNK_COLUMNS if c not in _DOCUMENT_FIELDS)
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
 _PICKING = ("digest", "fingerprint")
 """Columns of every chunk candidate that decide which are shown (:meth:`Searcher._picked`)."""
@@ -125,10 +131,26 @@ class _Pick:
     offset: int
     score: float
     fingerprint: int = 0
+    digest: str = ""
     repeats: int = 0
     """Near-duplicates of it among the candidates (the same passage elsewhere)."""
     more: int = 0
     """Candidates of its document left out by the per-document cap (on its last pick)."""
+
+
+def _says_a_known_word(query: str) -> bool:
+    """Whether ``query`` has a word of :data:`KNOWN_WORD_CHARS` letters or more that the
+    model has whole in its vocabulary: then its meaning is asked whatever the words find."""
+    words = re.findall(r"\w+", query)
+    return any(len(word) >= KNOWN_WORD_CHARS and known_word(word) for word in words)
+
+
+@cache
+def _keyword_queries() -> ThreadPoolExecutor:
+    """The threads that ask a hybrid search's keyword query while its caller embeds the
+    query and asks for its neighbours. Shared by every searcher of the process; as many as a
+    server's threads answering at once (anyio's default, 40), so none waits for another."""
+    return ThreadPoolExecutor(40, thread_name_prefix="keyword-query")
 
 
 class Searcher:
@@ -154,6 +176,10 @@ class Searcher:
         self._document_vectors: dict[str, Any] = {}
         """Digest → its document's mean vector (see :data:`DOCUMENT_VECTORS_KEPT`), under
         ``_vectors_lock``: the searcher reads one version of the index, so they hold."""
+        self._document_fields: dict[str, dict[str, Any]] = {}
+        """Digest → its document's :data:`_DOCUMENT_FIELDS`, kept and held as the vectors
+        are: a passage's hit then reads only its own columns (at a million passages the
+        document's four were half of what reading the hits cost)."""
         self._flat: dict[str, FlatVectors | None] = {}
         """Table → its vectors in memory, once read (None: too many rows, or unreadable)."""
         self._flat_lock = threading.Lock()
@@ -264,8 +290,7 @@ class Searcher:
         word the index holds (``held``: whether the keyword query found rows, when it ran).
         Gibberish (``asdfghjkl``) still comes out of the model as a vector, and every vector
         has neighbours; without this test it would find them."""
-        words = re.findall(r"\w+", request.query)
-        if any(len(word) >= KNOWN_WORD_CHARS and known_word(word) for word in words):
+        if _says_a_known_word(request.query):
             return True
         if held is not None:
             return held
@@ -341,15 +366,28 @@ class Searcher:
         # the words a row is matched by (a chunk's headings and text: .terms.matched_text)
         read = tuple(dict.fromkeys((*(("digest",) if chunks else ()), *columns)))
         flat = self._flat_vectors(table, request)
-        held_words: bool | None
-        try:
-            vectors = () if flat is not None else ("vector",)
-            keyword = self._keyword(table, request, fetch, (TERMS, *vectors, *read))
-            held_words = bool(keyword)
-        except LostIndexPart as exc:  # by meaning alone
-            self._unanswerable("keyword", table, exc)
-            keyword, held_words = [], None
-        semantic = self._semantic(table, request, fetch, read, held=held_words)
+        vectors = () if flat is not None else ("vector",)
+        asked = partial(self._keyword, table, request, fetch, (TERMS, *vectors, *read))
+        keyword: list[dict[str, Any]]
+        if _says_a_known_word(request.query):
+            # the two rankings at once: Lance and the model let go of Python's lock while
+            # they work, so a search waits for the slower of them, not for both
+            pending = _keyword_queries().submit(asked)
+            semantic = self._semantic(table, request, fetch, read, held=True)
+            try:
+                keyword = pending.result()
+            except LostIndexPart as exc:  # by meaning alone
+                self._unanswerable("keyword", table, exc)
+                keyword = []
+        else:  # whether the words are in the index decides whether meaning is asked
+            held_words: bool | None
+            try:
+                keyword = asked()
+                held_words = bool(keyword)
+            except LostIndexPart as exc:
+                self._unanswerable("keyword", table, exc)
+                keyword, held_words = [], None
+            semantic = self._semantic(table, request, fetch, read, held=held_words)
         best = max((r["_score"] for r in keyword), default=0.0) or 1.0
         counts = {r[_OFFSET]: query_words_held(request.query, r[TERMS]) for r in keyword}
         held = {
@@ -408,7 +446,9 @@ class Searcher:
             listed = ", ".join(sql_quoted(d) for d in wanted)
             try:
                 rows = self._rows(
-                    self.documents, columns=["digest", "vector"], filter=f"digest IN ({listed})"
+                    self.documents,
+                    columns=["digest", "vector", *_DOCUMENT_FIELDS],
+                    filter=f"digest IN ({listed})",
                 )
             except LostIndexPart as exc:  # the passages alone
                 self._unanswerable("documents'", self.documents, exc)
@@ -419,6 +459,7 @@ class Searcher:
                 self._document_vectors |= read
                 while len(self._document_vectors) > DOCUMENT_VECTORS_KEPT:
                     self._document_vectors.pop(next(iter(self._document_vectors)))
+            self._keep_document_fields(rows)
         return {digest: float(np.dot(kept, vector)) for digest, kept in known.items()}
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -495,8 +536,10 @@ class Searcher:
 
         # the hits, read from the rows picked
         shown = picks if exact else picks[: request.limit]
-        columns = list(_CHUNK_COLUMNS if chunks else _DOCUMENT_COLUMNS)
-        rows = table.take([pick.offset for pick in shown], columns=columns).to_pylist()
+        if chunks:
+            rows = self._shown_rows(table, shown)
+        else:
+            rows = self._take(table, shown, _DOCUMENT_COLUMNS)
         hits = []
         for pick, row in zip(shown, rows, strict=True):
             if exact and not chunks and not accepts(row, request):
@@ -522,6 +565,29 @@ class Searcher:
             if len(hits) == request.limit:
                 break
         return hits
+
+    @staticmethod
+    def _take(table: Any, shown: list[_Pick], columns: tuple[str, ...]) -> list[dict[str, Any]]:
+        return table.take([pick.offset for pick in shown], columns=list(columns)).to_pylist()
+
+    def _shown_rows(self, table: Any, shown: list[_Pick]) -> list[dict[str, Any]]:
+        """The passages' rows of ``shown``: their own columns read, their documents' fields
+        from memory when every one of them is known there."""
+        with self._vectors_lock:
+            known = {pick.digest: self._document_fields.get(pick.digest) for pick in shown}
+        if all(known.values()):
+            rows = self._take(table, shown, _PASSAGE_COLUMNS)
+            return [{**known[row["digest"]], **row} for row in rows]
+        rows = self._take(table, shown, _CHUNK_COLUMNS)
+        self._keep_document_fields(rows)
+        return rows
+
+    def _keep_document_fields(self, rows: list[dict[str, Any]]) -> None:
+        with self._vectors_lock:
+            for row in rows:
+                self._document_fields[row["digest"]] = {f: row[f] for f in _DOCUMENT_FIELDS}
+            while len(self._document_fields) > DOCUMENT_VECTORS_KEPT:
+                self._document_fields.pop(next(iter(self._document_fields)))
 
     def _picked(
         self,
@@ -554,7 +620,7 @@ class Searcher:
                 if mine:
                     left_out[digest] = left_out.get(digest, 0) + 1
                 continue
-            pick = _Pick(offset, score, print_)
+            pick = _Pick(offset, score, print_, digest)
             picks.append(pick)
             mine.append(pick)
         for digest, count in left_out.items():

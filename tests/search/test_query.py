@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -207,6 +208,63 @@ def test_many_threads_searching_past_the_kept_query_vectors_all_get_answers(
         finally:
             sys.setswitchinterval(switching)
     assert all(answers)
+
+
+def test_hybrid_asks_for_the_words_beside_the_meaning_and_ranks_as_if_one_after_the_other(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hybrid search waits for the slower of its two rankings, not for both: the keyword
+    query runs on a thread of its own while the query is embedded and its neighbours found."""
+    searcher, _ = indexed
+    questions = ["boarding the enemy ship", "wrestling holds", "how do I cast a spell", "wheat"]
+    asked_on: list[str] = []
+    keyword = Searcher._keyword
+
+    def watched(self: Searcher, *args: Any) -> Any:
+        asked_on.append(threading.current_thread().name)
+        return keyword(self, *args)
+
+    monkeypatch.setattr(Searcher, "_keyword", watched)
+    beside = [searcher.search(SearchRequest(q, mode=Mode.HYBRID)) for q in questions]
+    assert asked_on and all(name.startswith("keyword-query") for name in asked_on)
+
+    asked_on.clear()
+    monkeypatch.setattr(query, "_says_a_known_word", lambda words: False)
+    after = [searcher.search(SearchRequest(q, mode=Mode.HYBRID)) for q in questions]
+    assert asked_on and all(name == threading.current_thread().name for name in asked_on)
+    assert all(beside)
+    assert [[(h.chunk_id, h.score) for h in hits] for hits in beside] == [
+        [(h.chunk_id, h.score) for h in hits] for hits in after
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_passage_hit_shows_its_documents_fields_kept_in_memory_as_the_index_holds_them(
+    indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    """Names, sources, type and tags are the document's: once read (with a hit, or with the
+    document's vector) a searcher reads only the passage's own columns for its hits."""
+    searcher, digests = indexed
+    read: list[tuple[str, ...]] = []
+    take = Searcher._take
+
+    def watched(table: Any, shown: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+        read.append(columns)
+        return take(table, shown, columns)
+
+    monkeypatch.setattr(Searcher, "_take", staticmethod(watched))
+    question = SearchRequest("boarding the enemy ship", mode=mode)
+    fresh = Searcher(searcher.chunks, searcher.documents)
+    fresh.search(question)
+    from_memory = fresh.search(question)
+    assert not {"names", "sources", "file_type", "tags"} & set(read[-1])
+
+    monkeypatch.setattr(query, "DOCUMENT_VECTORS_KEPT", 0)  # nothing kept: all from the index
+    from_index = Searcher(searcher.chunks, searcher.documents).search(question)
+    assert {"names", "sources", "file_type", "tags"} <= set(read[-1])
+    assert from_memory == from_index
+    assert from_memory[0].digest == digests["naval/broadsides.md"]
+    assert from_memory[0].names == ("naval/broadsides.md",)
 
 
 @pytest.mark.parametrize("kept", [query.DOCUMENT_VECTORS_KEPT, 1])
