@@ -11,12 +11,14 @@ from urllib.parse import urlencode
 
 
 async def _client(
-    host: str, port: int, paths: list[str], stop: float, samples: list[float]
+    host: str, port: int, paths: list[str], stop: float, samples: list[float], *, again: bool
 ) -> None:
+    """Ask ``paths`` in turn until ``stop`` (``again``: from the start once all were asked;
+    otherwise the client stops there)."""
     reader, writer = await asyncio.open_connection(host, port)
     try:
         n = 0
-        while time.perf_counter() < stop:
+        while time.perf_counter() < stop and (again or n < len(paths)):
             path = paths[n % len(paths)]
             n += 1
             started = time.perf_counter()
@@ -49,8 +51,9 @@ def searches_under_load(
     """(latencies in ms, elapsed seconds) of ``clients`` connections asking ``route`` the
     queries in turn for ``seconds``: each client starting at its own offset of the whole
     list (``shared``: the clients ask the same queries one step apart, as people search for
-    the same things), or each its own share of the list, so that no query is asked twice
-    until a client has asked all of its share."""
+    the same things, from the start again once all were asked), or each its own share of the
+    list once, so that no query is asked twice (a client whose share is done stops, and the
+    elapsed time ends with the last client)."""
     paths = [f"{route}?{urlencode({'q': query})}" for query in queries]
 
     def walk(client: int) -> list[str]:
@@ -63,7 +66,10 @@ def searches_under_load(
         began = time.perf_counter()
         stop = began + seconds
         await asyncio.gather(
-            *(_client(host, port, walk(client), stop, samples) for client in range(clients))
+            *(
+                _client(host, port, walk(client), stop, samples, again=shared)
+                for client in range(clients)
+            )
         )
         return samples, time.perf_counter() - began
 

@@ -167,7 +167,8 @@ def run(quick: bool) -> str:
     rng = np.random.default_rng(3)
     size = 2_000 if quick else 100_000
     queries = _queries(10 if quick else 100, rng)
-    load_queries = _queries(1000, rng)
+    load_queries = list(dict.fromkeys(_queries(20_000, rng)))  # never asked twice
+    warm_up = [q for q in _queries(40, rng) if q not in load_queries]
     clients, seconds = (4, 1.0) if quick else (20, 20.0)
     counts = (1,) if quick else (1, os.cpu_count() or 1)  # server processes: a start is seconds
     with tempfile.TemporaryDirectory() as scratch:
@@ -175,13 +176,14 @@ def run(quick: bool) -> str:
         _fill(local, size, rng)
         latency = _api_latency(local, queries)
         load = [
-            _under_load(local.bucket, processes, load_queries, clients, seconds)
+            _under_load(
+                local.bucket, processes, load_queries, clients, seconds, warm=warm_up, shared=False
+            )
             for processes in counts
         ]
     real = corpus_bucket(quick)
     questions = [q.text for q in load_questions()]
     distinct = _distinct_queries(real, questions)
-    warm_up = _queries(40, rng)
     real_load = [
         (
             "questions in turn",
@@ -214,7 +216,9 @@ def run(quick: bool) -> str:
         + f"\n\n`bucketdigest serve --processes N` on the same index, {clients} clients "
         f"(keep-alive connections of one asyncio loop in the benchmark's process, on the same "
         f"cores: `load.py`) searching for {seconds:.0f} s, hybrid, "
-        f"1,000 distinct queries of 2-4 words, 10 hits with snippets; latency in ms:\n\n"
+        f"{len(load_queries):,} distinct queries of 2-4 words shared out among the clients, "
+        f"each asked once (none answered from what the server kept), 10 hits with snippets; "
+        f"latency in ms:\n\n"
         + table(("processes", "clients", "searches", "searches/s", "p50", "p95"), load)
         + f"\n\nThe same on a bucket of real documents (the ranking bench's: the real-world "
         f"corpus digested with default options); each hit with its answering blocks' regions "
@@ -225,8 +229,8 @@ def run(quick: bool) -> str:
         f"for the same index version with the hits it gave); and each query once, for "
         f"{seconds / 2:.0f} s: the clients share out {len(distinct):,} distinct queries (the "
         f"questions and the ranking bench's known-item queries; the server warmed with 40 "
-        f"other queries), so no search is answered from what the server kept unless the "
-        f"searches outnumber them:\n\n"
+        f"other queries), so no search is answered from what the server kept (a client whose "
+        f"share is done stops):\n\n"
         + table(("load", "processes", "clients", "searches", "searches/s", "p50", "p95"), real_load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
         f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
