@@ -28,6 +28,8 @@ QUESTIONS = [
     "casting spells with mana",
     "what happens when the wheat is brought in before winter",
 ]
+WORDS = ["ships", "mana", "wheat harvest", "winter", "enemy", "the enemy in winter"]
+BROAD = "fighting an enemy with weapons, spells or traps"
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +78,67 @@ def test_a_small_index_ranks_in_memory_as_the_index_would_without_asking_it(
 def test_a_filtered_search_is_the_indexs_to_rank(
     settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The index narrows before it ranks (its filter indexes); memory holds no such columns."""
+    """The index narrows before it ranks (its filter indexes); memory does not rank it."""
+    filters: list[str] = []
+    read_rows = query.read_rows
+
+    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
+        if "nearest" in request:
+            filters.append(request["filter"])
+        return read_rows(table, lost, **request)
+
+    monkeypatch.setattr(query, "read_rows", counted)
     searcher = Searcher.open(settings_of_index)
     hits = searcher.search(SearchRequest("ships", mode=Mode.SEMANTIC, file_type="md"))
-    assert searcher._flat == {}
+    assert filters and all("md" in f for f in filters), "the index ranked, narrowed"
     assert hits and all(hit.file_type == "md" for hit in hits)
+
+
+class _TakeCounted:
+    """A table whose ``take`` (reading rows by offset) is counted."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self.takes = 0
+
+    def take(self, *args: Any, **kwargs: Any) -> Any:
+        self.takes += 1
+        return self.table.take(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.table, name)
+
+
+def _searcher_counting_takes(settings: StoreSettings) -> tuple[Searcher, _TakeCounted]:
+    searcher = Searcher.open(settings)
+    counted = _TakeCounted(searcher.chunks)
+    searcher.chunks = counted
+    return searcher, counted
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_small_index_shows_its_hits_from_memory_as_read_from_the_index(
+    settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    """A hit's text, page, headings and document fields, and the keyword candidates' words,
+    come from the rows held in memory, the same as the index gives them; a table whose
+    columns would take too much memory is read from the index."""
+    held, held_table = _searcher_counting_takes(settings_of_index)
+    asked = [SearchRequest(q, mode=mode, per_document=0) for q in [*QUESTIONS, *WORDS, BROAD]]
+    answers = [held.search(request) for request in asked]
+    assert held_table.takes == 0, "no row was read from the index by offset"
+
+    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)
+    read, read_table = _searcher_counting_takes(settings_of_index)
+    expected = [read.search(request) for request in asked]
+    assert read_table.takes == len(expected), "each search read its hits from the index"
+
+    def whole(hit: Any) -> dict[str, Any]:
+        return {**hit.to_dict(), "score": round(hit.score, 4)}
+
+    assert [[whole(h) for h in a] for a in answers] == [[whole(h) for h in e] for e in expected]
+    assert any(len(a) > 1 for a in answers), "hits of several rows, in their order"
+    assert all(h.snippet.text and h.page for a in answers for h in a)
 
 
 @settings(max_examples=60, deadline=None)

@@ -243,16 +243,20 @@ def test_a_passage_hit_shows_its_documents_fields_kept_in_memory_as_the_index_ho
     indexed: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch, mode: Mode
 ) -> None:
     """Names, sources, type and tags are the document's: once read (with a hit, or with the
-    document's vector) a searcher reads only the passage's own columns for its hits."""
+    document's vector) a searcher reads only the passage's own columns for its hits from a
+    table whose columns are not held in memory."""
     searcher, digests = indexed
+    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)
     read: list[tuple[str, ...]] = []
     take = Searcher._take
 
-    def watched(table: Any, shown: Any, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    def watched(
+        self: Searcher, table: Any, offsets: list[int], columns: tuple[str, ...]
+    ) -> list[dict[str, Any]]:
         read.append(columns)
-        return take(table, shown, columns)
+        return take(self, table, offsets, columns)
 
-    monkeypatch.setattr(Searcher, "_take", staticmethod(watched))
+    monkeypatch.setattr(Searcher, "_take", watched)
     question = SearchRequest("boarding the enemy ship", mode=mode)
     fresh = Searcher(searcher.chunks, searcher.documents)
     fresh.search(question)
