@@ -45,6 +45,10 @@ _MARKS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹](?<=[^\W\d_][⁰¹²³⁴⁵�
 """Superscript digits on a word: footnote marks (``Smith¹²``), not words of their own. (Each
 pattern here that a search runs over every snippet's text first tests the one character it
 can start with: a lookbehind first was tried at every position, a third of a snippet's cost.)"""
+_SUPERSCRIPT_DIGITS = frozenset("⁰¹²³⁴⁵⁶⁷⁸⁹")
+_SPACES = re.compile(r"[ \t]{2,}|\t")
+"""Runs of spaces and tabs that one space replaces (a lone space is left as it is: replacing
+each of a snippet's spaces by itself cost more than the rest of stripping its syntax)."""
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 
 
@@ -113,27 +117,32 @@ def plain_text(markdown: str) -> str:
     """Markdown without its syntax (images, link targets, comments, tags, emphasis, table
     rules and borders, the escape of a bracket that is not a link's) and without footnote
     marks."""
-    return re.sub(r"[ \t]+", " ", _without_syntax(markdown).replace("|", " ")).strip()
+    return _SPACES.sub(" ", _without_syntax(markdown).replace("|", " ")).strip()
 
 
 def _without_syntax(markdown: str) -> str:
+    """(A pattern that cannot match without a mark the text lacks is not run: search strips
+    ten snippets' syntax a query.)"""
     text = _IMAGE_LINK.sub(" ", markdown)
     text = _LINK.sub(r"\1", text)
     text = _COMMENT.sub(" ", text)
     text = _HTML_TAG.sub(" ", text)
-    text = _MARKS.sub("", text)
-    text = _TABLE_RULE.sub("", text)
+    if not _SUPERSCRIPT_DIGITS.isdisjoint(text):
+        text = _MARKS.sub("", text)
+    if "---" in text:
+        text = _TABLE_RULE.sub("", text)
     text = _LINE_SYNTAX.sub("", text)
-    text = _BOLD_MARKS.sub("", text)
-    text = _EMPHASIS.sub(r"\2", text)
+    if "**" in text:
+        text = _BOLD_MARKS.sub("", text)
+    if "*" in text or "`" in text or "_" in text:
+        text = _EMPHASIS.sub(r"\2", text)
     text = text.replace("\\](", "](")
-    return re.sub(r"[ \t]+", " ", text).strip()
+    return _SPACES.sub(" ", text).strip()
 
 
 def readable_text(markdown: str) -> str:
     """Markdown as a person reads a snippet of it: :func:`plain_text`, a table's rows as
     "cell; cell." lines (its rule rows dropped)."""
-    markdown = _TABLE_RULE.sub("", markdown)
 
     def row(match: re.Match[str]) -> str:
         inner = match.group(1) if match.group(1) is not None else match.group(2)
@@ -141,7 +150,11 @@ def readable_text(markdown: str) -> str:
         text = "; ".join(c for c in cells if c)
         return f"{text}." if text and text[-1] not in ".:;!?" else text
 
-    return _without_syntax(_TABLE_ROW.sub(row, markdown))
+    if "---" in markdown:
+        markdown = _TABLE_RULE.sub("", markdown)
+    if "|" in markdown:
+        markdown = _TABLE_ROW.sub(row, markdown)
+    return _without_syntax(markdown)
 
 
 def heading(line: str) -> tuple[int, str] | None:
