@@ -128,8 +128,22 @@ def _stem_matches(text: str, query: str) -> list[tuple[int, int, str]]:
 
 def words_held(query: str, text: str) -> set[str]:
     """The query's words (stemmed, stop words aside; CJK as character pairs, as the index
-    reads it) that ``text`` holds."""
-    held = {stemmed for _, _, stemmed in _stem_matches(text, query)}
+    reads it) that ``text`` holds. Each stem is looked for until a word of it is found (a
+    stem is its words' beginning: :func:`stem` only cuts endings): hybrid search asks this
+    of its every keyword candidate's whole text, and finding every place cost twice as much."""
+    asked = _asked(query)
+    lowered = text.lower()
+    if len(lowered) != len(text):  # places would shift: see _stem_matches
+        held = {stemmed for _, _, stemmed in _stem_matches(text, query)}
+    else:
+        held = set()
+        for wanted in asked:
+            at = lowered.find(wanted)
+            while at >= 0 and wanted not in held:
+                word = None if at and lowered[at - 1].isalnum() else _WORD.match(lowered, at)
+                if word and stem(word.group()) in asked:
+                    held.add(stem(word.group()))
+                at = lowered.find(wanted, at + 1)
     return held | {pair for pair in _asked_pairs(query) if pair in text}
 
 
