@@ -68,7 +68,12 @@ def matched_text(text: str, headings: list[str]) -> str:
 def heading_title(line: str) -> str:
     """A heading's words without its Markdown marks (``## **Combat**`` → ``Combat``): how a
     chunk's headings are matched and left out of its fingerprint alike."""
-    return line.strip().strip("#*_ ").strip()
+    return _HEADING_MARKS.sub("", line)
+
+
+_HEADING_MARKS = re.compile(r"\A[\s#*_]+|[\s#*_]+\Z")
+"""Marks and spaces at a heading's ends, in any order (``## **\\x1f_0**``: a control
+character Python counts as a space between the marks)."""
 
 
 FINGERPRINT_MIN_WORDS = 12
