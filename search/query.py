@@ -17,7 +17,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache, partial
 from typing import Any, TypeVar
 
@@ -44,11 +44,12 @@ from bucketdigest.search.lost_parts import (
     read_rows,
     read_table,
 )
+from bucketdigest.search.picking import Pick, picked
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
 from bucketdigest.search.stand_in import OnceMade, StandIn
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import index_terms, near_duplicates
+from bucketdigest.search.terms import index_terms
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
@@ -108,7 +109,7 @@ its row of the documents table."""
 _PASSAGE_COLUMNS = tuple(c for c in _CHUNK_COLUMNS if c not in _DOCUMENT_FIELDS)
 _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
 _PICKING = ("digest", "fingerprint")
-"""Columns of every chunk candidate that decide which are shown (:meth:`Searcher._picked`)."""
+"""Columns of every chunk candidate that decide which are shown (:func:`.picking.picked`)."""
 _HELD = tuple(dict.fromkeys((*_PICKING, TERMS, *_CHUNK_COLUMNS, *_DOCUMENT_COLUMNS)))
 """The columns a small table holds in memory (see :data:`HELD_COLUMNS_BYTES`), those it has."""
 
@@ -129,20 +130,6 @@ def _best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
     documents) in the rows' order in the table, not in the order Lance gave them, which
     varies between concurrent searches: the same search shows the same copy."""
     return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
-
-
-@dataclass
-class _Pick:
-    """A ranked row chosen to be shown."""
-
-    offset: int
-    score: float
-    fingerprint: int = 0
-    digest: str = ""
-    repeats: int = 0
-    """Near-duplicates of it among the candidates (the same passage elsewhere)."""
-    more: int = 0
-    """Candidates of its document left out by the per-document cap (on its last pick)."""
 
 
 def _says_a_known_word(query: str) -> bool:
@@ -550,9 +537,9 @@ class Searcher:
                 ) from exc
             raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
         if chunks:
-            picks = self._picked(ranked, candidates, request, exact)
+            picks = picked(ranked, candidates, request, exact)
         else:
-            picks = [_Pick(offset, score) for offset, score in ranked]
+            picks = [Pick(offset, score) for offset, score in ranked]
 
         # the hits, read from the rows picked
         shown = picks if exact else picks[: request.limit]
@@ -604,7 +591,7 @@ class Searcher:
         more = self._take(table, [row[_OFFSET] for row in rows], columns)
         return [{**row, **extra} for row, extra in zip(rows, more, strict=True)]
 
-    def _shown_rows(self, table: Any, shown: list[_Pick]) -> list[dict[str, Any]]:
+    def _shown_rows(self, table: Any, shown: list[Pick]) -> list[dict[str, Any]]:
         """The passages' rows of ``shown``: their own columns read, their documents' fields
         from memory when every one of them is known there."""
         with self._vectors_lock:
@@ -623,44 +610,6 @@ class Searcher:
                 self._document_fields[row["digest"]] = {f: row[f] for f in _DOCUMENT_FIELDS}
             while len(self._document_fields) > DOCUMENT_VECTORS_KEPT:
                 self._document_fields.pop(next(iter(self._document_fields)))
-
-    def _picked(
-        self,
-        ranked: list[tuple[int, float]],
-        candidates: dict[int, dict[str, Any]],
-        request: SearchRequest,
-        exact: bool,
-    ) -> list[_Pick]:
-        """The chunks to show, best first: those ``--source``/``--path`` accept, each passage
-        once (a near-duplicate of one picked, on another page or in another document, counts
-        as a repeat of it; a search of one document shows its every page) and at most
-        ``per_document`` of a document; a document's last pick counts its candidates not
-        shown (``more``: past the cap or past the limit)."""
-        rows = [candidates[offset] for offset, _ in ranked]
-        picks: list[_Pick] = []
-        per_document: dict[str, list[_Pick]] = {}
-        left_out: dict[str, int] = {}
-        for (offset, score), row in zip(ranked, rows, strict=True):
-            if exact and not accepts(row, request):
-                continue
-            print_ = int(row["fingerprint"] or 0) if request.document is None else 0
-            same = next((p for p in picks if near_duplicates(p.fingerprint, print_)), None)
-            if same is not None:
-                same.repeats += 1
-                continue
-            digest = row["digest"]
-            mine = per_document.setdefault(digest, [])
-            capped = bool(request.per_document) and len(mine) >= request.per_document
-            if capped or len(picks) >= request.limit:
-                if mine:
-                    left_out[digest] = left_out.get(digest, 0) + 1
-                continue
-            pick = _Pick(offset, score, print_, digest)
-            picks.append(pick)
-            mine.append(pick)
-        for digest, count in left_out.items():
-            per_document[digest][-1].more = count
-        return picks
 
     def _passage(self, row: dict[str, Any], request: SearchRequest) -> str:
         """A document hit's best passage: its chunk that matches the query best (its summary
