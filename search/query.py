@@ -175,7 +175,8 @@ class Searcher:
         are: a passage's hit then reads only its own columns (at a million passages the
         document's four were half of what reading the hits cost)."""
         self._flat: dict[str, FlatVectors | None] = {}
-        """Table → its vectors in memory, once read (None: too many rows, or unreadable)."""
+        """Table → its rows in memory (vectors, and the columns of :data:`_HELD` that fit),
+        once read (None: too many rows, or unreadable)."""
         self._flat_lock = threading.Lock()
         self._lost: dict[str, LostRows] = {}
         """Table → its fragments whose files are lost, once a query found one."""
