@@ -119,15 +119,21 @@ def export_onnx(model_dir: Path, dest: Path) -> Path:
 def quantize_int8(source: Path, dest: Path) -> Path:
     """``source``'s weights as 8-bit integers, one scale per output channel (one scale per
     tensor moved vectors to a cosine of 0.91 with the float model's; per channel, 0.99), the
-    activations quantised as they come. Written atomically, like :func:`export_onnx`."""
+    activations quantised as they come. Written atomically, like :func:`export_onnx`; the
+    model is handed over loaded, not by its path: given a path, onnxruntime writes its shape
+    inference beside the source under one name and deletes it, and two workers quantizing at
+    once on a new machine read each other's half-written file ("Failed to find proper ai.onnx
+    domain") or found it gone."""
     try:
+        import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ConfigError(f"quantizing the embedding model needs onnx: {exc}") from exc
     fd, staged = tempfile.mkstemp(dir=dest.parent, suffix=".onnx.tmp")
     os.close(fd)
     try:
-        quantize_dynamic(source, staged, weight_type=QuantType.QInt8, per_channel=True)
+        model = onnx.load(source)
+        quantize_dynamic(model, staged, weight_type=QuantType.QInt8, per_channel=True)
         os.replace(staged, dest)
     finally:
         with contextlib.suppress(FileNotFoundError):

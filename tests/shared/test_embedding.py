@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 import itertools
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given
@@ -16,6 +19,7 @@ from bucketdigest.shared.embedding import (
     Embedder,
     Windows,
     packaged_model,
+    quantize_int8,
     shared_embedder,
     window_bounds,
 )
@@ -122,3 +126,39 @@ def test_stored_windows_that_are_not_well_formed_are_not_used() -> None:
     huge = {**record, "spans": [[2**70, 0, 1], *record["spans"][1:]]}
     assert Windows.stored(huge, data, 2) is None
     assert Windows.stored(record, data, 3) is None, "a chunk without windows"
+
+
+def _tiny_model(path: Path) -> None:
+    """An ONNX model of one 64 x 64 product: quantized in milliseconds."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "product",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+        [numpy_helper.from_array(weights, "w")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_workers_quantizing_the_model_at_once_on_a_new_machine_all_get_it(tmp_path: Path) -> None:
+    """Each digester child of a new machine's first run quantizes the exported model; six
+    processes doing it ten times at once all succeed (onnxruntime, given the path, wrote a
+    file of one name beside the source and deleted it: they read each other's)."""
+    import onnxruntime
+
+    source = tmp_path / "model.onnx"
+    _tiny_model(source)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(6, mp_context=context) as pool:
+        runs = [pool.submit(quantize_int8, source, tmp_path / f"{i % 6}.onnx") for i in range(60)]
+        assert all(run.result().is_file() for run in runs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model.onnx", *(f"{i}.onnx" for i in range(6))]
+    ), "nothing left beside the source"
+    session = onnxruntime.InferenceSession(str(tmp_path / "0.onnx"))
+    (product,) = session.run(None, {"x": np.ones((1, 64), dtype=np.float32)})
+    assert product.shape == (1, 64)
