@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 from functools import cache, partial
 from typing import Any, TypeVar
@@ -33,8 +33,9 @@ from bucketdigest.search.fusion import (
     keyword_weight,
     lifted,
 )
+from bucketdigest.search.held_words import HeldWords, as_indexed
 from bucketdigest.search.hit import Hit, merged_hits
-from bucketdigest.search.index import REBUILD_HINT, TERMS, VECTOR_INDEX_FROM
+from bucketdigest.search.index import FULL_TEXT_INDEX, REBUILD_HINT, TERMS, VECTOR_INDEX_FROM
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
     LostRows,
@@ -49,7 +50,7 @@ from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
 from bucketdigest.search.stand_in import OnceMade, StandIn
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import index_terms
+from bucketdigest.search.terms import any_words, full_text_query, phrase
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
@@ -114,17 +115,6 @@ _HELD = tuple(dict.fromkeys((*_PICKING, TERMS, *_CHUNK_COLUMNS, *_DOCUMENT_COLUM
 """The columns a small table holds in memory (see :data:`HELD_COLUMNS_BYTES`), those it has."""
 
 
-def _full_text(query: str) -> Any:
-    """A quoted query is a phrase; anything else matches any of its words (BM25). Either is
-    spelled as the index spells text (CJK as character pairs)."""
-    from lance.query import MatchQuery, PhraseQuery
-
-    stripped = query.strip()
-    if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
-        return PhraseQuery(" ".join(index_terms(stripped[1:-1]).split()), TERMS)
-    return MatchQuery(index_terms(query.replace('"', " ")), TERMS)
-
-
 def _best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
     """Rows (offset, score) by score, best first; equal scores (the same passage in two
     documents) in the rows' order in the table, not in the order Lance gave them, which
@@ -178,6 +168,10 @@ class Searcher:
         """Table → its rows in memory (vectors, and the columns of :data:`_HELD` that fit),
         once read (None: too many rows, or unreadable)."""
         self._flat_lock = threading.Lock()
+        self._words: dict[str, Future[HeldWords | None]] = {}
+        """Table → its keyword ranking in memory (:mod:`.held_words`), built or being built
+        (None: its terms are not held, or its full-text index does not count exactly the rows
+        held)."""
         self._lost: dict[str, LostRows] = {}
         """Table → its fragments whose files are lost, once a query found one."""
         self._unanswered: set[str] = set()
@@ -261,6 +255,49 @@ class Searcher:
             kept = [name for name in _PICKING if name in kept]
         return FlatVectors.of(read, "vector", kept)
 
+    def hold(self, timeout: float | None = None) -> bool:
+        """Reads now what this searcher holds in memory of a small index (its rows and
+        columns, :mod:`.flat`; its words, :mod:`.held_words`), waiting up to ``timeout``
+        seconds for the words; whether both tables' words are held then."""
+        building = [self._words_building(table) for table in (self.chunks, self.documents)]
+        wait(building, timeout)
+        return all(b.done() and b.result() is not None for b in building)
+
+    def _words_building(self, table: Any) -> Future[HeldWords | None]:
+        with self._flat_lock:
+            building = self._words.get(table.uri)
+            if building is None:
+                building = self._words[table.uri] = Future()
+                threading.Thread(
+                    target=self._build_words, args=(table, building), daemon=True
+                ).start()
+        return building
+
+    def _held_words(self, table: Any) -> HeldWords | None:
+        """``table``'s keyword ranking in memory, once built: the first ask starts building
+        it on a thread of its own (0.4 s a thousand passages, mostly Lance's tokenizer), and
+        the index ranks until it is done (a one-off search does not wait for it)."""
+        building = self._words_building(table)
+        return building.result() if building.done() else None
+
+    def _build_words(self, table: Any, building: Future[HeldWords | None]) -> None:
+        try:
+            building.set_result(self._read_words(table, self._held(table)))
+        except Exception as exc:  # the index ranks: it says what is wrong when asked
+            log.warning("keywords of %s not held in memory: %s", table.uri, exc)
+            building.set_result(None)
+
+    def _read_words(self, table: Any, flat: FlatVectors | None) -> HeldWords | None:
+        """The words of the terms ``flat`` holds, when the full-text index scores exactly those
+        rows (:func:`.held_words.as_indexed`), none left out as lost."""
+        if flat is None or not flat.holds((TERMS,)):
+            return None
+        with self._lost_lock:
+            lost = self._lost.get(table.uri)
+        if lost is not None and lost.rows:
+            return None
+        return as_indexed(table, FULL_TEXT_INDEX, flat.columns[TERMS], flat.offsets)
+
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks
         for chunks and documents, people repeat themselves)."""
@@ -277,10 +314,25 @@ class Searcher:
     def _keyword(
         self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
     ) -> list[dict[str, Any]]:
+        """The rows holding the query's words, best first by BM25 (``_score``), with
+        ``columns``: ranked in memory where the table's words are held there and the request
+        is not a phrase the index narrows."""
+        words = None
+        if narrowing(request) is None and phrase(request.query) is None:
+            words = self._held_words(table)
+        flat = self._held(table) if words is not None else None
+        if words is not None and flat is not None:
+            ranked = words.ranked(any_words(request.query), fetch)
+            shown = flat.rows([offset for offset, _ in ranked], columns)
+            if shown is not None:
+                return [
+                    {_OFFSET: offset, "_score": score, **row}
+                    for (offset, score), row in zip(ranked, shown, strict=True)
+                ]
         return self._rows(
             table,
             columns=[_OFFSET, "_score", *columns],
-            full_text_query=_full_text(request.query),
+            full_text_query=full_text_query(request.query),
             filter=narrowing(request),
             prefilter=True,
             limit=fetch,
@@ -619,7 +671,7 @@ class Searcher:
             best = self._rows(
                 self.chunks,
                 columns=["text"],
-                full_text_query=_full_text(request.query),
+                full_text_query=full_text_query(request.query),
                 filter=f"digest = {sql_quoted(row['digest'])}",
                 prefilter=True,
                 limit=1,

@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from bucketdigest.search.index import TERMS
+
 CJK_RUN = re.compile(
     "["
     "\u1100-\u11ff"  # Hangul Jamo
@@ -175,3 +177,27 @@ changed (fewer triples vote), so among short ones only the same text is found.""
 def near_duplicates(a: int, b: int) -> bool:
     """Whether two fingerprints (:func:`fingerprint`) are of the same passage."""
     return bool(a and b) and ((a ^ b) & (2**64 - 1)).bit_count() <= NEAR_DUPLICATE_BITS
+
+
+def phrase(query: str) -> str | None:
+    """The phrase a quoted query asks for (None: not quoted)."""
+    stripped = query.strip()
+    if len(stripped) > 2 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1]:
+        return stripped[1:-1]
+    return None
+
+
+def any_words(query: str) -> str:
+    """An unquoted query as the index spells text (CJK as character pairs)."""
+    return index_terms(query.replace('"', " "))
+
+
+def full_text_query(query: str) -> Any:
+    """A quoted query is a phrase; anything else matches any of its words (BM25). Either is
+    spelled as the index spells text (CJK as character pairs)."""
+    from lance.query import MatchQuery, PhraseQuery
+
+    quoted = phrase(query)
+    if quoted is not None:
+        return PhraseQuery(" ".join(index_terms(quoted).split()), TERMS)
+    return MatchQuery(any_words(query), TERMS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from bucketdigest.search import query
 from bucketdigest.search.flat import OFFSET, FlatVectors
+from bucketdigest.search.held_words import HeldWords
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Level, Mode, SearchRequest
@@ -73,6 +75,61 @@ def test_a_small_index_ranks_in_memory_as_the_index_would_without_asking_it(
     assert nearest_asked, "the index ranked by meaning"
     assert [_shown(a) for a in answers] == [_shown(e) for e in expected]
     assert all(answers), "every question found something"
+
+
+@pytest.mark.parametrize("mode", [Mode.KEYWORD, Mode.HYBRID])
+def test_a_small_index_ranks_words_in_memory_as_the_index_would_without_asking_it(
+    settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    """The passages' keyword ranking (:mod:`.held_words`) gives the hits the full-text index
+    gives, scores included; a phrase is the index's to match."""
+    words_asked: list[Any] = []
+    read_rows = query.read_rows
+
+    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
+        if "full_text_query" in request:
+            words_asked.append(request["full_text_query"])
+        return read_rows(table, lost, **request)
+
+    monkeypatch.setattr(query, "read_rows", counted)
+    asked = [SearchRequest(q, mode=mode) for q in [*QUESTIONS, *WORDS, BROAD, "asdfghjkl"]]
+    in_memory = Searcher.open(settings_of_index)
+    assert in_memory.hold(timeout=60), "both tables' words held"
+    answers = [in_memory.search(request) for request in asked]
+    assert not words_asked, "the index was asked for words"
+
+    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)  # no terms held: the index ranks
+    by_index = Searcher.open(settings_of_index)
+    expected = [by_index.search(request) for request in asked]
+    assert words_asked, "the index ranked by words"
+    assert [_shown(a) for a in answers] == [_shown(e) for e in expected]
+    assert sum(bool(a) for a in answers) >= len(asked) - 1, "every question but gibberish found"
+
+    words_asked.clear()
+    phrase = in_memory.search(SearchRequest('"pinned creature"', mode=mode))
+    assert words_asked and phrase, "a phrase is matched by the index"
+
+
+def test_searches_do_not_wait_for_the_words_to_be_held(
+    settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Holding a table's words takes a while (Lance's tokenizer): the index answers until
+    they are held, the same hits."""
+    release = threading.Event()
+    of = HeldWords.of
+
+    def slow(*args: Any) -> HeldWords:
+        assert release.wait(60)
+        return of(*args)
+
+    monkeypatch.setattr(HeldWords, "of", slow)
+    searcher = Searcher.open(settings_of_index)
+    request = SearchRequest("wheat harvest", mode=Mode.KEYWORD)
+    while_building = searcher.search(request)
+    assert not searcher.hold(timeout=0), "the words are still being held"
+    release.set()
+    assert searcher.hold(timeout=60)
+    assert _shown(searcher.search(request)) == _shown(while_building) != []
 
 
 def test_a_filtered_search_is_the_indexs_to_rank(
