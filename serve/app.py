@@ -41,6 +41,7 @@ from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import LOOPBACK_NAMES, WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.page_images import NoPageImage
+from bucketdigest.serve.processes import balances_connections, serve_from_processes
 from bucketdigest.serve.reasons import argument_problems
 from bucketdigest.serve.results import NoResult, NoSuchMember
 from bucketdigest.shared.config import open_store
@@ -317,6 +318,10 @@ def run_server(
     }
     if settings.processes == 1:
         uvicorn.run(create_app(settings), **common)
+        return
+    if balances_connections():
+        host, port = common.pop("host"), common.pop("port")
+        serve_from_processes(create_app, settings, host, port, settings.processes, common)
         return
     os.environ[SETTINGS_VARIABLE] = base64.b64encode(pickle.dumps(settings)).decode()
     uvicorn.run(

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -51,9 +52,26 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
                 return False
 
         wait_until(up, "the server did not start", every=0.3)
-        # uvicorn's supervisor has started two worker processes
         workers[:] = [c for c in _children(server.pid) if "spawn_main" in _cmdline(c)]
-        assert len(workers) >= 2, workers
+        assert len(workers) == 2, workers
+
+        # clients connecting at once are spread over both processes (keep-alive
+        # connections stay where they land: one process answering all would idle the other)
+        clients = [httpx.Client(base_url=url) for _ in range(40)]
+        at_once = threading.Barrier(len(clients))
+
+        def connect(client: httpx.Client) -> None:
+            at_once.wait(30)
+            client.get("/api/healthz").raise_for_status()
+
+        try:
+            with ThreadPoolExecutor(len(clients)) as pool:
+                list(pool.map(connect, clients))
+            held = [len(_connections(pid, port)) for pid in workers]
+        finally:
+            for client in clients:
+                client.close()
+        assert sum(held) == 40 and min(held) >= 8, held
 
         def search(query: str) -> httpx.Response:
             return httpx.get(f"{url}/api/search/chunks", params={"q": query}, timeout=60)
@@ -77,6 +95,25 @@ def test_serve_answers_from_several_processes_with_the_same_settings(served: Ser
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _connections(pid: int, port: int) -> set[int]:
+    """The sockets of ``pid`` that are connections accepted on ``port`` (their inodes)."""
+    accepted = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local_port = int(fields[1].split(":")[1], 16)
+        if local_port == port and fields[3] == "01":  # established
+            accepted.add(int(fields[9]))
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            held.add(int(target[8:-1]))
+    return accepted & held
 
 
 def _cmdline(pid: int) -> str:
