@@ -87,7 +87,7 @@ class HeldWords:
         average = np.float32(lengths.sum(dtype=np.float64)) / np.float32(max(rows, 1))
         norms = K1 * (np.float32(1) - B + B * lengths / (average or np.float32(1)))
         order = np.argsort(np.array(held, dtype=np.int64), kind="stable")
-        at = np.array(places, dtype=np.int64)[order]
+        at = np.array(places, dtype=np.int32)[order]
         freq = np.array(freqs, dtype=np.float32)[order]
         weights = (K1 + np.float32(1)) * freq / (freq + norms[at])
         docs = np.bincount(np.array(held, dtype=np.int64), minlength=len(ids)).astype(np.float32)
