@@ -45,6 +45,21 @@ def settings_of_index(
     return settings
 
 
+def _index_asked(monkeypatch: pytest.MonkeyPatch, kind: str) -> list[tuple[str, dict[str, Any]]]:
+    """The searches' reads of the index that ask for ``kind`` (``nearest``,
+    ``full_text_query``), as (table, request), from now on."""
+    asked: list[tuple[str, dict[str, Any]]] = []
+    read_rows = query.read_rows
+
+    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
+        if kind in request:
+            asked.append((table.uri, request))
+        return read_rows(table, lost, **request)
+
+    monkeypatch.setattr(query, "read_rows", counted)
+    return asked
+
+
 def _shown(hits: list[Any]) -> list[tuple[str, str | None, float]]:
     return [(hit.digest, hit.chunk_id, round(hit.score, 4)) for hit in hits]
 
@@ -54,15 +69,7 @@ def _shown(hits: list[Any]) -> list[tuple[str, str | None, float]]:
 def test_a_small_index_ranks_in_memory_as_the_index_would_without_asking_it(
     settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch, mode: Mode, level: Level
 ) -> None:
-    nearest_asked: list[str] = []
-    read_rows = query.read_rows
-
-    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
-        if "nearest" in request:
-            nearest_asked.append(table.uri)
-        return read_rows(table, lost, **request)
-
-    monkeypatch.setattr(query, "read_rows", counted)
+    nearest_asked = _index_asked(monkeypatch, "nearest")
     in_memory = Searcher.open(settings_of_index)
     answers = [in_memory.search(SearchRequest(q, mode=mode, level=level)) for q in QUESTIONS]
     assert not nearest_asked, "the index was asked for neighbours"
@@ -83,15 +90,7 @@ def test_a_small_index_ranks_words_in_memory_as_the_index_would_without_asking_i
 ) -> None:
     """The passages' keyword ranking (:mod:`.held_words`) gives the hits the full-text index
     gives, scores included; a phrase is the index's to match."""
-    words_asked: list[Any] = []
-    read_rows = query.read_rows
-
-    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
-        if "full_text_query" in request:
-            words_asked.append(request["full_text_query"])
-        return read_rows(table, lost, **request)
-
-    monkeypatch.setattr(query, "read_rows", counted)
+    words_asked = _index_asked(monkeypatch, "full_text_query")
     asked = [SearchRequest(q, mode=mode) for q in [*QUESTIONS, *WORDS, BROAD, "asdfghjkl"]]
     in_memory = Searcher.open(settings_of_index)
     assert in_memory.hold(timeout=60), "both tables' words held"
@@ -136,17 +135,10 @@ def test_a_filtered_search_is_the_indexs_to_rank(
     settings_of_index: StoreSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The index narrows before it ranks (its filter indexes); memory does not rank it."""
-    filters: list[str] = []
-    read_rows = query.read_rows
-
-    def counted(table: Any, lost: Any, **request: Any) -> list[dict[str, Any]]:
-        if "nearest" in request:
-            filters.append(request["filter"])
-        return read_rows(table, lost, **request)
-
-    monkeypatch.setattr(query, "read_rows", counted)
+    asked = _index_asked(monkeypatch, "nearest")
     searcher = Searcher.open(settings_of_index)
     hits = searcher.search(SearchRequest("ships", mode=Mode.SEMANTIC, file_type="md"))
+    filters = [request["filter"] for _, request in asked]
     assert filters and all("md" in f for f in filters), "the index ranked, narrowed"
     assert hits and all(hit.file_type == "md" for hit in hits)
 
