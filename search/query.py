@@ -315,8 +315,8 @@ class Searcher:
         self, table: Any, request: SearchRequest, fetch: int, columns: tuple[str, ...] = ()
     ) -> list[dict[str, Any]]:
         """The rows holding the query's words, best first by BM25 (``_score``), with
-        ``columns``: ranked in memory where the table's words are held there and the request
-        is not a phrase the index narrows."""
+        ``columns``: ranked in memory where the table's words are held there, unless the
+        request asks for a phrase or a filter narrows it (the index's to answer)."""
         words = None
         if narrowing(request) is None and phrase(request.query) is None:
             words = self._held_words(table)
