@@ -20,6 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from bucketdigest.search.index import REBUILD_HINT
+from bucketdigest.shared.errors import (
+    BucketdigestError,
+    IndexDamaged,
+    InvalidQuery,
+    SearchIndexError,
+)
+
 log = logging.getLogger(__name__)
 
 MISSING_FILE = ("Not found", "No such file")
@@ -122,3 +130,29 @@ def nearest_rows(table: Any, lost: LostRows, query: dict[str, Any]) -> list[dict
         best += [(float(similarity[i]), row) for i, row in zip(top, rows, strict=True)]
         best = sorted(best, key=lambda pair: -pair[0])[:k]
     return [{**row, "_distance": 1.0 - similarity} for similarity, row in best]
+
+
+_READ_FAILED = (
+    "LanceError(IO)",
+    "Generic S3 error",
+    "error sending request",
+    "Timeout",
+    "timed out",
+)
+"""How Lance says reading the store failed (its errors are ValueErrors): the store's trouble,
+not the query's."""
+
+
+def failed_read(exc: LostIndexPart | ValueError | OSError, query: str) -> BucketdigestError:
+    """What a search of ``query`` that failed reading the index with ``exc`` tells its
+    caller: a lost file is damage (until the next indexing), a store that could not be read
+    is worth another try, anything else is the query's."""
+    first_line = str(exc).split("\n")[0][:200]
+    if isinstance(exc, LostIndexPart) or is_missing_file(exc):
+        return IndexDamaged(
+            f"the index lacks one of its files ({first_line}): searches fail until the next "
+            f"indexing rebuilds it; {REBUILD_HINT} now"
+        )
+    if isinstance(exc, OSError) or any(sign in str(exc) for sign in _READ_FAILED):
+        return SearchIndexError(f"the index could not be read ({first_line}): try again shortly")
+    return InvalidQuery(f"the index cannot answer {query!r}: {exc}")

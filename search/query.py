@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
 from typing import Any, TypeVar
@@ -33,13 +33,13 @@ from bucketdigest.search.fusion import (
     keyword_weight,
     lifted,
 )
-from bucketdigest.search.held_words import HeldWords, as_indexed
+from bucketdigest.search.held import HeldTables
 from bucketdigest.search.hit import Hit, merged_hits
-from bucketdigest.search.index import FULL_TEXT_INDEX, REBUILD_HINT, TERMS, VECTOR_INDEX_FROM
+from bucketdigest.search.index import TERMS
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
     LostRows,
-    is_missing_file,
+    failed_read,
     lost_rows,
     nearest_rows,
     read_rows,
@@ -53,7 +53,7 @@ from bucketdigest.search.tables import open_tables, sql_quoted
 from bucketdigest.search.terms import any_words, full_text_query, phrase
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
-from bucketdigest.shared.errors import IndexDamaged, InvalidQuery, SearchIndexError
+from bucketdigest.shared.errors import IndexDamaged
 from bucketdigest.shared.naming import display_name
 from bucketdigest.shared.store import Store
 
@@ -65,15 +65,6 @@ OVERFETCH = 10
 NPROBES = 20
 
 
-_READ_FAILED = (
-    "LanceError(IO)",
-    "Generic S3 error",
-    "error sending request",
-    "Timeout",
-    "timed out",
-)
-"""How Lance says reading the store failed (its errors are ValueErrors): the store's trouble,
-not the query's."""
 KNOWN_WORD_CHARS = 4
 """Shorter words the model knows (the, and, of) say nothing about whether a query does."""
 SIMILARITY_FLOOR = 0.25
@@ -96,12 +87,6 @@ fields: a hybrid search asks for its candidates' documents, and reading them fro
 was a third of its queries."""
 HYBRID_CANDIDATES = 3
 """Hybrid: each ranking offers this many times the hits asked for."""
-HELD_COLUMNS_BYTES = 64 * 2**20
-"""A table small enough for its vectors to be held in memory (:mod:`.flat`) also has the
-columns its hits show and its keyword candidates are scored by held there when they take no
-more than this (the real-world corpus's 1,216 passages: 4 MiB; 20,000 passages of 1,500
-characters, about 60 MiB)."""
-
 _COLUMNS = ("digest", "names", "sources", "file_type", "tags", "text")
 _CHUNK_COLUMNS = (*_COLUMNS, "id", "page", "headings")
 _DOCUMENT_FIELDS = ("names", "sources", "file_type", "tags")
@@ -112,7 +97,7 @@ _DOCUMENT_COLUMNS = (*_COLUMNS, "summary")
 _PICKING = ("digest", "fingerprint")
 """Columns of every chunk candidate that decide which are shown (:func:`.picking.picked`)."""
 _HELD = tuple(dict.fromkeys((*_PICKING, TERMS, *_CHUNK_COLUMNS, *_DOCUMENT_COLUMNS)))
-"""The columns a small table holds in memory (see :data:`HELD_COLUMNS_BYTES`), those it has."""
+"""The columns a small table holds in memory (:mod:`.held`), those it has."""
 
 
 def _best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -164,14 +149,9 @@ class Searcher:
         """Digest → its document's :data:`_DOCUMENT_FIELDS`, kept and held as the vectors
         are: a passage's hit then reads only its own columns (at a million passages the
         document's four were half of what reading the hits cost)."""
-        self._flat: dict[str, FlatVectors | None] = {}
-        """Table → its rows in memory (vectors, and the columns of :data:`_HELD` that fit),
-        once read (None: too many rows, or unreadable)."""
-        self._flat_lock = threading.Lock()
-        self._words: dict[str, Future[HeldWords | None]] = {}
-        """Table → its keyword ranking in memory (:mod:`.held_words`), built or being built
-        (None: its terms are not held, or its full-text index does not count exactly the rows
-        held)."""
+        self._held_tables = HeldTables(
+            _HELD, _PICKING, partial(self._read, read_table), self._lost_of
+        )
         self._lost: dict[str, LostRows] = {}
         """Table → its fragments whose files are lost, once a query found one."""
         self._unanswered: set[str] = set()
@@ -195,8 +175,7 @@ class Searcher:
         """``read(table, lost, **query)``. Once a query finds a file of ``table`` lost, the
         fragments it lost are found (once) and their rows left out of this query and the
         next; LostIndexPart when the query still needs a lost file (an index's)."""
-        with self._lost_lock:
-            lost = self._lost.get(table.uri)
+        lost = self._lost_of(table)
         try:
             return read(table, lost, **query)
         except LostIndexPart:
@@ -233,70 +212,16 @@ class Searcher:
         read on first use; None where the index ranks (too many rows, a filter, lost files)."""
         if narrowing(request) is not None:
             return None
-        return self._held(table)
-
-    def _held(self, table: Any) -> FlatVectors | None:
-        """``table``'s rows held in memory (:mod:`.flat`), read on first use; None where it
-        has too many, or cannot be read whole."""
-        with self._flat_lock:
-            if table.uri not in self._flat:
-                self._flat[table.uri] = self._read_flat(table)
-            return self._flat[table.uri]
-
-    def _read_flat(self, table: Any) -> FlatVectors | None:
-        if table.count_rows() >= VECTOR_INDEX_FROM:
-            return None
-        kept = [name for name in _HELD if name in table.schema.names]
-        try:
-            read = self._read(read_table, table, {"columns": [_OFFSET, "vector", *kept]})
-        except LostIndexPart:
-            return None
-        if sum(read.column(name).nbytes for name in kept) > HELD_COLUMNS_BYTES:
-            kept = [name for name in _PICKING if name in kept]
-        return FlatVectors.of(read, "vector", kept)
+        return self._held_tables.rows(table)
 
     def hold(self, timeout: float | None = None) -> bool:
-        """Reads now what this searcher holds in memory of a small index (its rows and
-        columns, :mod:`.flat`; its words, :mod:`.held_words`), waiting up to ``timeout``
-        seconds for the words; whether both tables' words are held then."""
-        building = [self._words_building(table) for table in (self.chunks, self.documents)]
-        wait(building, timeout)
-        return all(b.done() and b.result() is not None for b in building)
+        """Reads now what this searcher holds in memory of a small index (:mod:`.held`),
+        waiting up to ``timeout`` s for the words; whether both tables' words are held then."""
+        return self._held_tables.hold((self.chunks, self.documents), timeout)
 
-    def _words_building(self, table: Any) -> Future[HeldWords | None]:
-        with self._flat_lock:
-            building = self._words.get(table.uri)
-            if building is None:
-                building = self._words[table.uri] = Future()
-                threading.Thread(
-                    target=self._build_words, args=(table, building), daemon=True
-                ).start()
-        return building
-
-    def _held_words(self, table: Any) -> HeldWords | None:
-        """``table``'s keyword ranking in memory, once built: the first ask starts building
-        it on a thread of its own (0.4 s a thousand passages, mostly Lance's tokenizer), and
-        the index ranks until it is done (a one-off search does not wait for it)."""
-        building = self._words_building(table)
-        return building.result() if building.done() else None
-
-    def _build_words(self, table: Any, building: Future[HeldWords | None]) -> None:
-        try:
-            building.set_result(self._read_words(table, self._held(table)))
-        except Exception as exc:  # the index ranks: it says what is wrong when asked
-            log.warning("keywords of %s not held in memory: %s", table.uri, exc)
-            building.set_result(None)
-
-    def _read_words(self, table: Any, flat: FlatVectors | None) -> HeldWords | None:
-        """The words of the terms ``flat`` holds, when the full-text index scores exactly those
-        rows (:func:`.held_words.as_indexed`), none left out as lost."""
-        if flat is None or not flat.holds((TERMS,)):
-            return None
+    def _lost_of(self, table: Any) -> LostRows | None:
         with self._lost_lock:
-            lost = self._lost.get(table.uri)
-        if lost is not None and lost.rows:
-            return None
-        return as_indexed(table, FULL_TEXT_INDEX, flat.columns[TERMS], flat.offsets)
+            return self._lost.get(table.uri)
 
     def _vector(self, query: str) -> Any:
         """The query's embedding; the last few are kept (hybrid asks twice, a web page asks
@@ -319,8 +244,8 @@ class Searcher:
         request asks for a phrase or a filter narrows it (the index's to answer)."""
         words = None
         if narrowing(request) is None and phrase(request.query) is None:
-            words = self._held_words(table)
-        flat = self._held(table) if words is not None else None
+            words = self._held_tables.words(table)
+        flat = self._held_tables.rows(table) if words is not None else None
         if words is not None and flat is not None:
             ranked = words.ranked(any_words(request.query), fetch)
             shown = flat.rows([offset for offset, _ in ranked], columns)
@@ -572,23 +497,8 @@ class Searcher:
         try:
             light = (*_PICKING, *(("names", "sources") if exact else ())) if chunks else ()
             ranked, candidates = self._ranked(table, request, fetch, light)
-        except LostIndexPart as exc:
-            raise IndexDamaged(
-                f"the index lacks one of its files ({exc}): searches fail until the next "
-                f"indexing rebuilds it; {REBUILD_HINT} now"
-            ) from exc
-        except (ValueError, OSError) as exc:
-            first_line = str(exc).split("\n")[0][:200]
-            if is_missing_file(exc):
-                raise IndexDamaged(
-                    f"the index lacks one of its files ({first_line}): "
-                    f"searches fail until the next indexing rebuilds it; {REBUILD_HINT} now"
-                ) from exc
-            if isinstance(exc, OSError) or any(sign in str(exc) for sign in _READ_FAILED):
-                raise SearchIndexError(
-                    f"the index could not be read ({first_line}): try again shortly"
-                ) from exc
-            raise InvalidQuery(f"the index cannot answer {request.query!r}: {exc}") from exc
+        except (LostIndexPart, ValueError, OSError) as exc:
+            raise failed_read(exc, request.query) from exc
         if chunks:
             picks = picked(ranked, candidates, request, exact)
         else:
@@ -631,7 +541,7 @@ class Searcher:
     ) -> list[dict[str, Any]]:
         """The ``columns`` of the rows at ``offsets``, from memory where the table is held
         there."""
-        flat = self._held(table)
+        flat = self._held_tables.rows(table)
         held = flat.rows(offsets, columns) if flat is not None else None
         if held is not None:
             return held

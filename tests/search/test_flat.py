@@ -15,6 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bucketdigest.search import held as holding
 from bucketdigest.search import query
 from bucketdigest.search.flat import OFFSET, FlatVectors
 from bucketdigest.search.held_words import HeldWords
@@ -74,9 +75,9 @@ def test_a_small_index_ranks_in_memory_as_the_index_would_without_asking_it(
     answers = [in_memory.search(SearchRequest(q, mode=mode, level=level)) for q in QUESTIONS]
     assert not nearest_asked, "the index was asked for neighbours"
     table = in_memory.chunks if level is Level.CHUNKS else in_memory.documents
-    assert isinstance(in_memory._flat.get(table.uri), FlatVectors)
+    assert isinstance(in_memory._held_tables._rows.get(table.uri), FlatVectors)
 
-    monkeypatch.setattr(query, "VECTOR_INDEX_FROM", 0)
+    monkeypatch.setattr(holding, "VECTOR_INDEX_FROM", 0)
     by_index = Searcher.open(settings_of_index)
     expected = [by_index.search(SearchRequest(q, mode=mode, level=level)) for q in QUESTIONS]
     assert nearest_asked, "the index ranked by meaning"
@@ -97,7 +98,7 @@ def test_a_small_index_ranks_words_in_memory_as_the_index_would_without_asking_i
     answers = [in_memory.search(request) for request in asked]
     assert not words_asked, "the index was asked for words"
 
-    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)  # no terms held: the index ranks
+    monkeypatch.setattr(holding, "HELD_COLUMNS_BYTES", 0)  # no terms held: the index ranks
     by_index = Searcher.open(settings_of_index)
     expected = [by_index.search(request) for request in asked]
     assert words_asked, "the index ranked by words"
@@ -177,7 +178,7 @@ def test_a_small_index_shows_its_hits_from_memory_as_read_from_the_index(
     answers = [held.search(request) for request in asked]
     assert held_table.takes == 0, "no row was read from the index by offset"
 
-    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)
+    monkeypatch.setattr(holding, "HELD_COLUMNS_BYTES", 0)
     read, read_table = _searcher_counting_takes(settings_of_index)
     expected = [read.search(request) for request in asked]
     assert read_table.takes == len(expected), "each search read its hits from the index"

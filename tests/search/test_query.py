@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bucketdigest.search import query
+from bucketdigest.search import held, query
 from bucketdigest.search.index import SearchIndex
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.location import index_location
@@ -246,7 +246,7 @@ def test_a_passage_hit_shows_its_documents_fields_kept_in_memory_as_the_index_ho
     document's vector) a searcher reads only the passage's own columns for its hits from a
     table whose columns are not held in memory."""
     searcher, digests = indexed
-    monkeypatch.setattr(query, "HELD_COLUMNS_BYTES", 0)
+    monkeypatch.setattr(held, "HELD_COLUMNS_BYTES", 0)
     read: list[tuple[str, ...]] = []
     take = Searcher._take
 
@@ -372,7 +372,7 @@ def test_equal_scores_rank_the_same_whatever_order_the_index_gives_them(
     """The same passage in two documents scores the same, and Lance gives equal rows in an
     order that varies between concurrent searches: the ranking does not follow it (the index
     ranks by meaning here, as in a large index; a small one's vectors in memory: test_flat)."""
-    monkeypatch.setattr(query, "VECTOR_INDEX_FROM", 0)
+    monkeypatch.setattr(held, "VECTOR_INDEX_FROM", 0)
     searcher = Searcher(indexed[0].chunks, indexed[0].documents)
     request = SearchRequest("casting spells in melee combat", mode=mode, limit=10, per_document=0)
     read_rows = query.read_rows
