@@ -23,6 +23,7 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.stores.s3 import S3Store
+from tests.built_once import roots
 
 for _name, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -61,7 +62,8 @@ def results_follow_the_document_schema(
     yield
     schema = json.loads((Path(__file__).parents[1] / "shared" / "document.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
-    for archive in tmp_path_factory.getbasetemp().rglob("store/out/*.zip"):
+    archives = (a for root in roots(tmp_path_factory) for a in root.rglob("store/out/*.zip"))
+    for archive in archives:
         if damage(archive) is not None:
             continue
         with zipfile.ZipFile(archive) as opened:
@@ -142,7 +144,8 @@ def every_result_links_resolve(tmp_path_factory: pytest.TempPathFactory) -> Iter
     ``/tmp`` or ``/`` while tests checked only that ``images/`` members existed)."""
     yield
     broken = []
-    for path in tmp_path_factory.getbasetemp().glob("**/store/out/*.zip"):
+    archives = (a for root in roots(tmp_path_factory) for a in root.glob("**/store/out/*.zip"))
+    for path in archives:
         try:
             with zipfile.ZipFile(path) as archive:
                 broken += [f"{path}: {link}" for link in broken_links(archive)]

@@ -13,6 +13,7 @@ from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.built_once import built_once
 
 TOPICS = {
     "naval/broadsides.md": (
@@ -86,11 +87,14 @@ def digest_folder(store: Store, folder: Path) -> dict[str, str]:
     return {f.path: f.digest for f in report.files}
 
 
+def _digest_topics(root: Path) -> dict[str, str]:
+    write_topics(root / "in")
+    return digest_folder(LocalStore(root / "bucket"), root / "in")
+
+
 @pytest.fixture(scope="session")
 def topics_bucket(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """A local bucket whose documents are the topics above, all done (not yet indexed), made
-    once a session: a test that changes it works on a copy."""
-    root = tmp_path_factory.mktemp("topics")
-    write_topics(root / "in")
-    store = LocalStore(root / "bucket")
-    return root / "bucket", digest_folder(store, root / "in")
+    once a run: a test that changes it works on a copy."""
+    root, digests = built_once(tmp_path_factory, "topics", _digest_topics)
+    return root / "bucket", digests

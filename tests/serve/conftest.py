@@ -26,6 +26,7 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token
 from bucketdigest.worker.loop import Worker, WorkerSettings
+from tests.built_once import built_once
 from tests.documents import scanned_pdf
 from tests.search.conftest import write_topics
 
@@ -52,9 +53,8 @@ def _hostile_pdf(path: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
-    root = tmp_path_factory.mktemp("served")
+def _fill(root: Path) -> dict[str, str]:
+    """The served bucket at ``root / "bucket"``: ingested path → document hash."""
     folder = root / "in"
     write_topics(folder)
     make_pdf(folder / "rulebooks/long.pdf", title="The Long Rulebook", pages=25, seed=7)
@@ -67,9 +67,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
     settings = WorkerSettings(exit_when_idle=True, monitor_every=None, idle_sleep=0.1)
     summary = Worker(store, settings).run()
     assert summary.outcomes == {"done": 8, "failed": 1}, summary.outcomes
-    store_settings = StoreSettings(bucket=str(root / "bucket"))
-    index_bucket(store, store_settings)
-    return Served(store_settings, {f.path: f.digest for f in report.files})
+    index_bucket(store, StoreSettings(bucket=str(root / "bucket")))
+    return {f.path: f.digest for f in report.files}
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Served:
+    """Built once a run, shared by every test process: a test that changes it takes
+    ``writable``."""
+    root, digests = built_once(tmp_path_factory, "served", _fill)
+    return Served(StoreSettings(bucket=str(root / "bucket")), digests)
 
 
 @pytest.fixture
