@@ -89,9 +89,10 @@ def _under_load(
                     break
                 except httpx.TransportError:
                     time.sleep(0.3)
-            with ThreadPoolExecutor(clients) as pool:  # every process warm: model loaded
+            # every process warm: model loaded (one client: each of its own costs a TLS setup)
+            with ThreadPoolExecutor(clients) as pool, httpx.Client(timeout=60) as http:
                 first = queries[:40] if warm is None else warm
-                list(pool.map(lambda q: httpx.get(url, params={"q": q}, timeout=60), first))
+                list(pool.map(lambda q: http.get(url, params={"q": q}), first))
             samples, elapsed = searches_under_load(
                 "127.0.0.1", port, "/api/search/chunks", queries, clients, seconds, shared=shared
             )

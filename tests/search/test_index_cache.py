@@ -14,18 +14,22 @@ from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings, open_store
-from tests.search.conftest import digest_folder, write_topics
+from bucketdigest.shared.stores.local import LocalStore
+from tests.search.conftest import digest_folder
 
 TABLES = (CHUNKS, DOCUMENTS)
 
 
 @pytest.fixture
-def indexed(moto_bucket: str, moto_endpoint: str, tmp_path: Path) -> StoreSettings:
-    """A bucket on moto's server holding the topics, digested and indexed."""
+def indexed(
+    moto_bucket: str, moto_endpoint: str, topics_bucket: tuple[Path, dict[str, str]]
+) -> StoreSettings:
+    """A bucket on moto's server holding the topics, digested (the run's topics bucket, copied
+    object by object) and indexed."""
     settings = StoreSettings(bucket=moto_bucket, endpoint_url=moto_endpoint)
-    write_topics(tmp_path / "in")
-    store = open_store(settings)
-    digest_folder(store, tmp_path / "in")
+    store, digested = open_store(settings), LocalStore(topics_bucket[0])
+    for stored in digested.list(""):
+        store.put(stored.key, digested.get(stored.key).data)
     index_bucket(store, settings)
     return settings
 
