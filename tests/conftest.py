@@ -17,6 +17,7 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
+from bucketdigest.shared.embedding import CACHE_ENV, model_cache
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, damage
 from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
@@ -32,6 +33,9 @@ for _name, _value in {
     # the commands the tests start run one worker unless a test says otherwise (by default
     # they start as many as the machine has room for: tests/worker/test_capacity.py)
     "BUCKETDIGEST_WORKERS": "1",
+    # the machine's exported embedding model, wherever a test puts HOME (the documented
+    # commands, the README example): an export into a new home costs 15 s each time
+    CACHE_ENV: str(model_cache()),
 }.items():
     os.environ.setdefault(_name, _value)
 os.environ.pop("AWS_PROFILE", None)
