@@ -192,10 +192,14 @@ def _matches(text: str, query: str) -> list[tuple[int, int]]:
 
 
 def _densest(matches: list[tuple[int, int]], width: int) -> int:
-    """Where the ``width`` characters holding the most matches begin (at a match)."""
+    """Where the ``width`` characters holding the most matches begin (at a match; the first
+    such). ``matches`` are in order, so each window's count is two bisections: counting
+    them one by one was a tenth of a search's time on a long chunk of common words."""
+    starts = [start for start, _ in matches]
     return max(
-        matches, key=lambda span: sum(1 for s, _ in matches if span[0] <= s < span[0] + width)
-    )[0]
+        starts,
+        key=lambda at: bisect.bisect_left(starts, at + width) - bisect.bisect_left(starts, at),
+    )
 
 
 def _around_matches(text: str, query: str, width: int) -> tuple[str, bool, bool]:

@@ -6,9 +6,10 @@ import mimetypes
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
+import orjson
 from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi import Path as PathParam
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
@@ -91,25 +92,27 @@ Search = Annotated[SearchQuery, Query()]
 
 
 @router.get("/search/chunks", summary="Find exactly where something is written")
-def search_chunks(backend: BackendDep, query: Search) -> JSONResponse:
+def search_chunks(backend: BackendDep, query: Search) -> Response:
     hits = backend.search(query.request(Level.CHUNKS))
     found = {"hits": [{**h.to_dict(), "more_from_document": query.more_from(h)} for h in hits]}
     return _found(backend, found)
 
 
 @router.get("/search/documents", summary="Which documents are about something")
-def search_documents(backend: BackendDep, query: Search) -> JSONResponse:
+def search_documents(backend: BackendDep, query: Search) -> Response:
     found = {"hits": [h.to_dict() for h in backend.search(query.request(Level.DOCUMENTS))]}
     return _found(backend, found)
 
 
-def _found(backend: Backend, found: dict[str, Any]) -> JSONResponse:
+def _found(backend: Backend, found: dict[str, Any]) -> Response:
     """``found`` with, under ``incomplete``, what the search left out because files of the
     index are lost (until the indexer's next run rebuilds it). Sent as the plain JSON data
     it is: FastAPI's encoder would walk every value of a returned dict again, which took
-    6 ms of an answer with its hits' regions (more than the rest of a repeated search)."""
+    6 ms of an answer with its hits' regions (more than the rest of a repeated search); and
+    written by orjson, in a tenth of the standard library's time (0.6 ms for ten hits)."""
     damage = backend.searcher().damage
-    return JSONResponse({**found, "incomplete": damage} if damage else found)
+    content = orjson.dumps({**found, "incomplete": damage} if damage else found)
+    return Response(content, media_type="application/json")
 
 
 @router.get("/documents/{digest}", summary="A document: state, info, every output's status")

@@ -15,7 +15,7 @@ import pickle
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from bucketdigest.serve.backend import (
 from bucketdigest.serve.broker import broker_for
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import LOOPBACK_NAMES, WILDCARD_BINDS, RequestGuard
+from bucketdigest.serve.headers import DOCS, DOCS_ASSETS, SecurityHeaders, security_headers
 from bucketdigest.serve.page_images import NoPageImage
 from bucketdigest.serve.processes import balances_connections, serve_from_processes
 from bucketdigest.serve.reasons import argument_problems
@@ -78,27 +79,9 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (SearchIndexError, 503, "Search index unavailable"),
     (StoreError, 503, "Bucket unavailable"),
 )
-_CSP = (
-    "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'"
-)
-_UPLOAD_CSP = _CSP.replace(
-    "default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';"
-)
-"""The upload page runs one script of this server's (no inline script) and talks to its API."""
-_DOCS = "/docs"
-_DOCS_ASSETS = "/static/swagger"
-_DOCS_CSP = (
-    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'"
-)
-"""The API page runs Swagger UI 5 (which reads the OpenAPI 3.1 FastAPI writes; the 4.x of
-``swagger-ui-bundle`` could not) from the ``fastapi-offline`` package's files (no CDN: it works
-offline), started by an inline script."""
 MAX_REQUEST_HEAD = 2 << 20
 """The HTTP parser reads a request line and headers up to this size, so a long query string is
 answered 414 by :class:`RequestGuard` (over this, the parser answers 400)."""
-_SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
 _JSON_PATHS = ("/api", "/v1/", "/general/")
@@ -118,7 +101,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     security headers (this handler answers outside the middleware that adds them)."""
     log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
     response = _answer(request, 500, "Server error", "Something went wrong; the log says what.")
-    response.headers.update({**_SECURITY_HEADERS, "Content-Security-Policy": _CSP})
+    response.headers.update(security_headers(request.url.path))
     return response
 
 
@@ -196,19 +179,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, _unexpected)
 
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        response.headers.update(_SECURITY_HEADERS)
-        docs = request.url.path == _DOCS or request.url.path.startswith(_DOCS_ASSETS)
-        upload = request.url.path == "/upload"
-        response.headers["Content-Security-Policy"] = (
-            _DOCS_CSP if docs else _UPLOAD_CSP if upload else _CSP
-        )
-        return response
-
+    app.add_middleware(SecurityHeaders)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -235,16 +206,16 @@ def _api_page(app: FastAPI) -> None:
     from fastapi.staticfiles import StaticFiles
 
     assets = Path(fastapi_offline.__file__).with_name("static")
-    app.mount(_DOCS_ASSETS, StaticFiles(directory=str(assets)), name="swagger")
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="swagger")
 
-    @app.get(_DOCS, include_in_schema=False)
+    @app.get(DOCS, include_in_schema=False)
     def docs() -> Response:
         return get_swagger_ui_html(
             openapi_url="/openapi.json",
             title="bucketdigest API",
-            swagger_js_url=f"{_DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{_DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{_DOCS_ASSETS}/favicon.png",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
         )
 
 

@@ -133,3 +133,26 @@ def test_a_snippet_of_a_long_chunk_shows_its_matches_as_plain_text(
     assert snippet.text.startswith("…") or full.startswith(snippet.text[:20])
     assert snippet.text.endswith("…") or full.endswith(snippet.text[-20:])
     assert snippet.text.strip("…") in full
+
+
+@given(
+    places=st.lists(st.integers(0, 599), min_size=1, max_size=40),
+    width=st.integers(40, 400),
+)
+@settings(max_examples=200)
+def test_a_snippet_starts_at_the_stretch_holding_the_most_query_words(
+    places: list[int], width: int
+) -> None:
+    """Wherever the query's word stands in a long text, the snippet shows the first place
+    from which a stretch of the snippet's width holds the most of its occurrences."""
+    words = [f"w{n:04d}" for n in range(600)]
+    for place in places:
+        words[place] = "ogres"
+    text = " ".join(words)
+    starts = [n * 6 for n, word in enumerate(words) if word == "ogres"]
+    best = max(starts, key=lambda at: sum(1 for s in starts if at <= s < at + width))
+    snippet = make_snippet(text, "ogre", width=width)
+    cut = len(snippet.text) - len(snippet.text.lstrip("…"))  # the mark of text left out
+    shown_from = text.index(snippet.text.strip("…"))
+    shown = {(shown_from + s - cut, shown_from + e - cut) for s, e in snippet.highlights}
+    assert (best, best + len("ogres")) in shown

@@ -452,3 +452,24 @@ def test_a_document_shows_a_few_passages_and_a_link_to_the_rest(
     assert len(more) > PER_DOCUMENT
     everything = client.get("/api/search/chunks", params={**params, "per_document": 0}).json()
     assert [h["digest"] for h in everything["hits"]].count(long_pdf) > PER_DOCUMENT
+
+
+def test_every_answer_carries_the_security_headers_of_its_page(client: TestClient) -> None:
+    """Searches, pages, the upload page, the API page and errors each carry the headers that
+    keep a browser from sniffing, leaking the address or running what it should not."""
+    policies = {}
+    for path in ("/api/search/chunks?q=dragon", "/", "/upload", "/docs", "/api/no-such-route"):
+        answer = client.get(path)
+        assert answer.headers["x-content-type-options"] == "nosniff", path
+        assert answer.headers["referrer-policy"] == "no-referrer", path
+        assert answer.headers.get_list("content-security-policy") == [
+            answer.headers["content-security-policy"]
+        ], path  # one policy, not the app's and ours
+        policies[path] = answer.headers["content-security-policy"]
+    assert client.get("/api/search/chunks?q=dragon").json()["hits"]
+    assert (
+        "script-src" not in policies["/"]
+        and "script-src" not in policies["/api/search/chunks?q=dragon"]
+    )
+    assert "script-src 'self';" in policies["/upload"]
+    assert "'unsafe-inline'" in policies["/docs"].split("script-src")[1].split(";")[0]
