@@ -7,6 +7,8 @@ request more than its JSON did."""
 
 from __future__ import annotations
 
+import functools
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CSP = (
@@ -29,11 +31,24 @@ offline), started by an inline script."""
 SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
+def _policy(path: str) -> str:
+    docs = path == DOCS or path.startswith(DOCS_ASSETS)
+    return DOCS_CSP if docs else UPLOAD_CSP if path == "/upload" else CSP
+
+
 def security_headers(path: str) -> dict[str, str]:
     """The headers an answer to ``path`` carries."""
-    docs = path == DOCS or path.startswith(DOCS_ASSETS)
-    policy = DOCS_CSP if docs else UPLOAD_CSP if path == "/upload" else CSP
-    return {**SECURITY_HEADERS, "Content-Security-Policy": policy}
+    return {**SECURITY_HEADERS, "Content-Security-Policy": _policy(path)}
+
+
+@functools.cache
+def _raw_headers(policy: str) -> tuple[tuple[bytes, bytes], ...]:
+    """:func:`security_headers` with ``policy`` as ASGI gives headers (made once per policy)."""
+    named = {**SECURITY_HEADERS, "Content-Security-Policy": policy}
+    return tuple((n.lower().encode("latin-1"), v.encode("latin-1")) for n, v in named.items())
+
+
+_REPLACED = frozenset(name for name, _ in _raw_headers(CSP))
 
 
 class SecurityHeaders:
@@ -46,15 +61,12 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        added = [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in security_headers(scope["path"]).items()
-        ]
-        replaced = {name for name, _ in added}
+        added = _raw_headers(_policy(scope["path"]))
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [(n, v) for n, v in message.get("headers", ()) if n.lower() not in replaced]
+                headers = message.get("headers", ())
+                kept = [(n, v) for n, v in headers if n.lower() not in _REPLACED]
                 message = {**message, "headers": [*kept, *added]}
             await send(message)
 
