@@ -172,7 +172,11 @@ def test_a_question_sharing_a_word_but_not_a_meaning_gets_no_weak_hits(
     indexed: tuple[Searcher, dict[str, str]], mode: Mode
 ) -> None:
     searcher, digests = indexed
-    question = "the best wheat beer recipe"  # "wheat" is in the harvest topic, nothing else
+    # "wheat" is in the harvest topic, nothing else; its meaning here is a colour. The question
+    # was a wheat beer recipe until a new machine (AMD EPYC, AVX-512 VNNI) put it at a cosine of
+    # 0.27 to the harvest in 8-bit (0.35 in float), over the floor of 0.25, where earlier ones
+    # had it under: this one is at 0.14-0.16 in either, so the floor is tested, not the CPU
+    question = "a wheat coloured sports car paint"
     keyword = searcher.search(SearchRequest(question, mode=Mode.KEYWORD))
     assert keyword and keyword[0].digest == digests["world/harvest.md"], "the word is there"
     assert searcher.search(SearchRequest(question, mode=mode)) == []
