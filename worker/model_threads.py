@@ -12,9 +12,17 @@ one thread) keep it.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 from bucketdigest.worker.capacity import machine_cores
+
+LOADED_ON_IMPORT = ("pymupdf.layout",)
+"""Modules that load a model when they are imported: ``import pymupdf`` imports
+``pymupdf.layout``, which makes the layout model's onnxruntime sessions. A fork server holds
+them back (:func:`hold_back_models`): the sessions' threads would not survive the fork, and a
+child sets its models' thread count (:func:`limit_sessions`) before they load."""
 
 
 def share_of_cores(workers: int) -> int:
@@ -40,3 +48,25 @@ def limit_sessions(threads: int | None) -> None:
             super().__init__(path_or_bytes, options, *args, **kw)
 
     onnxruntime.InferenceSession = Session
+
+
+def hold_back_models() -> None:
+    """From now on in this process, importing a module of :data:`LOADED_ON_IMPORT` raises
+    ImportError, and the libraries that try it go on without (pymupdf without its layout
+    model, pymupdf4llm set not to use it)."""
+    for module in LOADED_ON_IMPORT:
+        sys.modules.setdefault(module, None)  # type: ignore[assignment]
+
+
+def load_held_back_models() -> None:
+    """In a child forked from a process that held the models back (:func:`hold_back_models`):
+    load them now, leaving the libraries as their own imports would have. pymupdf's layout
+    model is activated and pymupdf4llm told to use it, as it is when importing pymupdf loads
+    it; loaded later (at the first conversion) it would be activated after a legacy-mode
+    conversion had switched it off, and that conversion ran the model on every page."""
+    held = [m for m in LOADED_ON_IMPORT if m in sys.modules and sys.modules[m] is None]
+    for module in held:
+        del sys.modules[module]
+        importlib.import_module(module)
+    if held and (pymupdf4llm := sys.modules.get("pymupdf4llm")) is not None:
+        pymupdf4llm.use_layout(True)

@@ -1,11 +1,15 @@
 """Digesters run in a child process, so a converter crash, hang or memory blow-up fails one
 output of one document instead of the worker.
 
-The child is started with ``spawn`` (no inherited locks or boto3 sessions), caps its address
-space with RLIMIT_AS, exits with the worker that started it, loads PyMuPDF once, runs the calls
-sent over a pipe (a module-level function and its arguments), and is replaced after
-``jobs_per_child`` documents (converters leak) or after any failure that killed it. Models a
-digester loads (the embedding model) stay loaded in the child from one document to the next.
+The child is forked from a fork server (``forkserver``: a clean process, so no inherited locks
+or boto3 sessions), caps its address space with RLIMIT_AS, exits with the worker that started
+it, runs the calls sent over a pipe (a module-level function and its arguments), and is
+replaced after ``jobs_per_child`` documents (converters leak) or after any failure that killed
+it. The server imports the digesters' libraries (PyMuPDF, pymupdf4llm, numpy) once, for every
+child the worker starts: a spawned child imported them anew, 0.8 s of CPU each time, where a
+forked one starts at once and loads only its models (which the server never loads: see
+:func:`model_threads.hold_back_models`). Models a digester loads (the layout model, the
+embedding model) stay loaded in the child from one document to the next.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 from bucketdigest.shared.errors import DigestError, Interrupted, PermanentDigestError
 from bucketdigest.shared.lifeline import deaf_to_ctrl_c, exit_with_parent
 from bucketdigest.shared.logs import LogSetup
-from bucketdigest.worker.model_threads import limit_sessions
+from bucketdigest.worker.model_threads import limit_sessions, load_held_back_models
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +119,11 @@ def _failure(
 
 
 def _child_main(
-    conn: Connection, limits: SandboxLimits, preload: tuple[str, ...], log_setup: LogSetup
+    conn: Connection,
+    limits: SandboxLimits,
+    preload: tuple[str, ...],
+    log_setup: LogSetup,
+    environment: dict[str, str],
 ) -> None:
     """Loop in the child: receive (function, args), answer (RESULT, value) or an error
     (:class:`Answer`).
@@ -123,8 +131,12 @@ def _child_main(
     call gets that error as its answer. A closed pipe (the worker is gone, or stopped it) ends it
     silently, and it exits with its parent in any case (:func:`exit_with_parent`), so a killed
     worker never leaves a converter running. Its logs carry its worker's id, hash and attempt
-    (``log_setup`` is the worker's), so a line from the child reads as the job's."""
+    (``log_setup`` is the worker's), so a line from the child reads as the job's. Its
+    environment is its worker's as the child starts (``environment``), not the fork server's
+    as the server started."""
     exit_with_parent()
+    os.environ.clear()
+    os.environ.update(environment)
     log_setup.apply()
     try:
         _serve(conn, limits, preload)
@@ -138,7 +150,8 @@ def _serve(conn: Connection, limits: SandboxLimits, preload: tuple[str, ...]) ->
         resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        for module in preload:  # heavy libraries (PyMuPDF) load in this process only
+        load_held_back_models()  # the server imported the rest of the libraries
+        for module in preload:  # what the server did not import
             importlib.import_module(module)
     except Exception as exc:
         unusable = _failure(exc, max_memory)
@@ -201,6 +214,19 @@ def _libc() -> ctypes.CDLL | None:
 _LIBC = _libc()
 
 
+def _fork_server(preload: tuple[str, ...]) -> multiprocessing.context.ForkServerContext:
+    """The context whose children fork from this process's fork server, which imports
+    ``preload`` when it starts (with the first child; a later sandbox of this process with
+    other modules has its children import them)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([FORK_SERVER, *preload])
+    return context
+
+
+FORK_SERVER = "bucketdigest.worker.fork_server"
+"""The module the fork server imports first: it holds back the modules that load a model."""
+
+
 class Sandbox:
     """Owns one child process and runs digesters in it with limits."""
 
@@ -220,11 +246,11 @@ class Sandbox:
     def _start(self) -> tuple[BaseProcess, Connection]:
         if self._process is None or self._conn is None or not self._process.is_alive():
             self._stop(graceful=False)
-            context = multiprocessing.get_context("spawn")
+            context = _fork_server(self.preload)
             parent, child = context.Pipe()
             self._process = context.Process(
                 target=_child_main,
-                args=(child, self.limits, self.preload, LogSetup.current()),
+                args=(child, self.limits, self.preload, LogSetup.current(), dict(os.environ)),
                 name="bucketdigest-digester",
                 daemon=True,
             )

@@ -1,5 +1,6 @@
-"""The digester child: it never outlives the worker that started it, leaves quietly, and is
-replaced when a document left it holding too much memory."""
+"""The digester child: it never outlives the worker that started it, leaves quietly, is
+replaced when a document left it holding too much memory, and starts as its worker is now,
+though it is forked from a server started earlier."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.digesters import preloads
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 from tests.waiting import wait_until
 
@@ -18,6 +23,10 @@ pytestmark = pytest.mark.slow
 
 WORKER = """
 import multiprocessing, sys
+from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.digesters import preloads
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 INSIDE = "import pathlib, time; pathlib.Path({marker!r}).touch(); time.sleep(120)"
@@ -98,5 +107,44 @@ def test_a_child_gives_back_the_memory_a_call_freed() -> None:
         for _ in range(4):  # each call frees less than would have it collect
             sandbox.call(exec, FRAGMENT.format(count=20_000))
         assert sandbox.call(eval, RESIDENT) - before < 12 << 20
+    finally:
+        sandbox.close()
+
+
+def test_a_child_sees_its_workers_environment_as_it_is_when_the_child_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = Sandbox(SandboxLimits(timeout=60))
+    second = Sandbox(SandboxLimits(timeout=60))
+    try:
+        monkeypatch.setenv("BUCKETDIGEST_SANDBOX_PROBE", "before")
+        assert first.call(os.getenv, "BUCKETDIGEST_SANDBOX_PROBE") == "before"  # server started
+        monkeypatch.setenv("BUCKETDIGEST_SANDBOX_PROBE", "after")
+        monkeypatch.setenv("BUCKETDIGEST_SANDBOX_NEW", "new")
+        assert second.call(os.getenv, "BUCKETDIGEST_SANDBOX_PROBE") == "after"
+        assert second.call(os.getenv, "BUCKETDIGEST_SANDBOX_NEW") == "new"
+        assert first.call(os.getppid) == second.call(os.getppid) != os.getpid()  # one server
+    finally:
+        first.close()
+        second.close()
+
+
+LAYOUT_MODEL = "__import__('pymupdf')._get_layout"
+"""Evaluated in the child: pymupdf's layout reader, None when pages are read without it."""
+
+
+def test_a_child_reads_legacy_pages_without_the_layout_model_and_layout_ones_with_it(
+    tmp_path: Path,
+) -> None:
+    """The fork server never loads the layout model; the child must load it as importing
+    pymupdf does, or a legacy conversion would switch it on and run it on every page."""
+    pdf = make_pdf(tmp_path / "rules.pdf", title="Rules", pages=2)
+    sandbox = Sandbox(SandboxLimits(timeout=120), preload=preloads())
+    try:
+        legacy = ConverterOptions(mode="legacy")
+        assert len(sandbox.call(convert, pdf, "pdf", tmp_path / "legacy", legacy).pages) == 2
+        assert sandbox.call(eval, f"{LAYOUT_MODEL} is None")
+        assert sandbox.call(convert, pdf, "pdf", tmp_path / "layout", ConverterOptions()).pages
+        assert sandbox.call(eval, f"callable({LAYOUT_MODEL})")
     finally:
         sandbox.close()
