@@ -5,9 +5,11 @@ options and one worker, the longest ``PER_CATEGORY`` documents of each category 
 (so what a long-lived child keeps from one document to the next counts); and from those, what
 a million pages cost.
 
-The tree is sampled every ``SAMPLE_SECONDS``: the sum of its processes' resident set sizes
-(shared pages counted in each process, so an upper bound) and of their CPU times (ended
-children's included through their parents). A document's peak is the highest sample while
+The tree is sampled every ``SAMPLE_SECONDS``: the sum of its processes' proportional set
+sizes (a page that n of them share counts 1/n in each: the digester child shares the libraries
+of the fork server it was forked from), their resident set sizes (shared pages counted in each
+process, an upper bound, reported for the run's peak) and their CPU times (ended children's
+included through their parents). A document's peak is the highest sample while
 its ``queue/processing/`` marker exists; its CPU time, what the tree used meanwhile.
 ``--quick`` uses generated PDFs."""
 
@@ -64,26 +66,28 @@ ROLES = {
 """What a process in the tree is, by its depth; deeper ones (OCR engines) count as depth 2."""
 
 
-def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, float]:
-    """(resident bytes, CPU seconds so far) of ``root`` and its descendants; ``roles`` keeps
-    the largest sum seen per depth."""
-    rss, cpu = 0, 0.0
+def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, int, float]:
+    """(proportional bytes, resident bytes, CPU seconds so far) of ``root`` and its
+    descendants; ``roles`` keeps the largest proportional sum seen per depth."""
+    pss, rss, cpu = 0, 0, 0.0
     by_depth: dict[int, int] = defaultdict(int)
     for process in [root, *root.children(recursive=True)]:
         try:
-            size = process.memory_info().rss
+            memory = process.memory_full_info()
+            size = memory.pss
             times = process.cpu_times()
             depth, parent = 0, process
             while parent.pid != root.pid and (parent := parent.parent()) is not None:
                 depth += 1
         except psutil.Error:
             continue  # ended between listing and reading
-        rss += size
+        pss += size
+        rss += memory.rss
         by_depth[min(depth, 2)] += size
         cpu += times.user + times.system + times.children_user + times.children_system
     for depth, size in by_depth.items():
         roles[depth] = max(roles.get(depth, 0), size)
-    return rss, cpu
+    return pss, rss, cpu
 
 
 def _files(quick: bool, inbox: Path) -> dict[str, Measured]:
@@ -108,8 +112,9 @@ def _files(quick: bool, inbox: Path) -> dict[str, Measured]:
     }
 
 
-def measure(quick: bool) -> tuple[dict[str, Measured], float, int, dict[int, int]]:
-    """(what each document cost, the run's seconds, the run's peak, the peak per depth)."""
+def measure(quick: bool) -> tuple[dict[str, Measured], float, tuple[int, int], dict[int, int]]:
+    """(what each document cost, the run's seconds, the run's peak proportional and resident,
+    the peak per depth)."""
     with tempfile.TemporaryDirectory() as scratch:
         inbox, bucket = Path(scratch) / "in", Path(scratch) / "bucket"
         inbox.mkdir()
@@ -119,18 +124,18 @@ def measure(quick: bool) -> tuple[dict[str, Measured], float, int, dict[int, int
         started = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         root = psutil.Process(child.pid)
-        overall, previous_cpu, roles = 0, 0.0, {}
+        overall, resident, previous_cpu, roles = 0, 0, 0.0, {}
         while child.poll() is None:
-            rss, cpu = _tree(root, roles)
-            overall = max(overall, rss)
+            pss, rss, cpu = _tree(root, roles)
+            overall, resident = max(overall, pss), max(resident, rss)
             busy = [m.name for m in processing.glob("*")] if processing.is_dir() else []
             for digest in busy:
                 if digest in files:
-                    files[digest].peak = max(files[digest].peak, rss)
+                    files[digest].peak = max(files[digest].peak, pss)
                     files[digest].cpu_seconds += max(0.0, cpu - previous_cpu) / len(busy)
             previous_cpu = cpu
             time.sleep(SAMPLE_SECONDS)
-        return files, time.perf_counter() - started, overall, roles
+        return files, time.perf_counter() - started, (overall, resident), roles
 
 
 def _gib(size: float) -> str:
@@ -168,7 +173,7 @@ def _row(label: str, docs: list[Measured]) -> tuple[str, ...]:
 
 
 def run(quick: bool) -> str:
-    files, seconds, overall, roles = measure(quick)
+    files, seconds, (overall, resident), roles = measure(quick)
     done = [m for m in files.values() if m.peak]
     unseen = [m.name for m in files.values() if not m.peak]
     per_category: dict[str, list[Measured]] = defaultdict(list)
@@ -181,9 +186,11 @@ def run(quick: bool) -> str:
     return (
         f"`bucketdigest run` (one worker, default options) over {len(files)} files of the "
         f"real-world corpus (the {PER_CATEGORY} longest of each category) in {seconds:.0f} s. "
-        f"Peak resident memory of the worker's whole process tree while each document was "
-        f"digested, GiB (target: under {LIMIT_GIB:.0f} GiB for every document: {over} over; "
-        f"the run's peak {_gib(overall)}); CPU core-hours per 1,000 pages; store requests per "
+        f"Peak memory of the worker's whole process tree while each document was digested, "
+        f"GiB: the sum of its processes' proportional set sizes, a page n of them share "
+        f"counting 1/n in each (target: under {LIMIT_GIB:.0f} GiB for every document: {over} "
+        f"over; the run's peak {_gib(overall)}, and {_gib(resident)} with shared pages counted "
+        f"in every process that maps them); CPU core-hours per 1,000 pages; store requests per "
         f"1,000 pages; and a million pages of the category at ${CORE_HOUR_USD} per core-hour "
         f"(AWS c7a on demand) and S3 Standard requests (${REQUEST_USD['write'] * 1000} per "
         f"1,000 writes, ${REQUEST_USD['read'] * 1000} per 1,000 reads), storage not included:"
