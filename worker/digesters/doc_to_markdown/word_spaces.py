@@ -6,7 +6,7 @@ pages through ``Page.get_text("dict")``), its tables' text through ``extractRAWD
 with their word spaces (:mod:`.rtl`; not in tables), Korean lines with theirs
 (:mod:`.hangul`), lines of a font whose width table lies with theirs (:mod:`.font_widths`), and
 drop caps before their paragraphs (:mod:`.drop_caps`); pages with none of these are left as
-MuPDF gives them, at little cost.
+MuPDF gives them, at little cost. Image blocks come without their pixels (:mod:`.image_blocks`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.font_widths import (
     space_by_true_widths,
 )
 from bucketdigest.worker.digesters.doc_to_markdown.hangul import HANGUL_TEXT, space_hangul_line
+from bucketdigest.worker.digesters.doc_to_markdown.image_blocks import without_pixels
 from bucketdigest.worker.digesters.doc_to_markdown.rtl import (
     RTL_TEXT,
     Glyphs,
@@ -35,6 +36,8 @@ from bucketdigest.worker.sandbox import is_out_of_memory
 _EXTRACT_DICT = pymupdf.TextPage.extractDICT
 _EXTRACT_RAWDICT = pymupdf.TextPage.extractRAWDICT
 _EXTRACT_WORDS = pymupdf.TextPage.extractWORDS
+_READ_DICT = without_pixels(_EXTRACT_DICT)
+_READ_RAWDICT = without_pixels(_EXTRACT_RAWDICT)
 _WITH_LIGATURES = pymupdf.TEXTFLAGS_TEXT
 _PLAIN_TEXT = _WITH_LIGATURES & ~pymupdf.TEXT_PRESERVE_LIGATURES
 """Ligatures as their letters; on some pages MuPDF then cannot list the characters (a
@@ -83,7 +86,7 @@ def _fixed(
     (a glyph's code is no character: ``chr()`` fails). A page whose long runs of letters all
     proved words goes into ``measured``."""
     try:
-        raw: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
+        raw: dict[str, Any] = _READ_RAWDICT(textpage, *args, **kwargs)
         glyphs: Glyphs | None = None
         fonts = FontPrograms(textpage.parent)
         lied = False
@@ -111,7 +114,7 @@ def spaced_dict(
     """``textpage.extractDICT(...)``, with right-to-left and Korean lines made right, lines
     of lying widths spaced (pages in ``measured`` have none) and drop caps at the front of
     their paragraphs (:mod:`.drop_caps`)."""
-    page: dict[str, Any] = _EXTRACT_DICT(textpage, *args, **kwargs)
+    page: dict[str, Any] = _READ_DICT(textpage, *args, **kwargs)
     measured = set() if measured is None else measured
     text = "\n".join(
         span["text"]
@@ -127,7 +130,7 @@ def spaced_dict(
 def spaced_rawdict(textpage: pymupdf.TextPage, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """``textpage.extractRAWDICT(...)`` (the text of layout mode's tables), with Korean lines
     given their word spaces as characters."""
-    page: dict[str, Any] = _EXTRACT_RAWDICT(textpage, *args, **kwargs)
+    page: dict[str, Any] = _READ_RAWDICT(textpage, *args, **kwargs)
     lines = [line for block in page["blocks"] for line in block.get("lines", ())]
     if not any(
         HANGUL_TEXT.search(char["c"])
