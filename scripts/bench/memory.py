@@ -1,16 +1,16 @@
-"""Cost per document: peak resident memory and CPU time of a worker's whole process tree (the
-``bucketdigest run`` process, its worker, the digester child it starts and the OCR engines)
-while each document of the real-world corpus (``corpus.py``) is digested, with default
-options and one worker, the longest ``PER_CATEGORY`` documents of each category in one run
-(so what a long-lived child keeps from one document to the next counts); and from those, what
-a million pages cost.
+"""Cost per document: peak memory and CPU time of a worker's process tree (the worker, the
+digester child it starts and the OCR engines) while each document of the real-world corpus
+(``corpus.py``) is digested, with default options and one worker under ``bucketdigest run``,
+the longest ``PER_CATEGORY`` documents of each category in one run (so what a long-lived child
+keeps from one document to the next counts); and from those, what a million pages cost.
 
-The tree is sampled every ``SAMPLE_SECONDS``: the sum of its processes' proportional set
+The run's tree is sampled every ``SAMPLE_SECONDS``: the sum of its processes' proportional set
 sizes (a page that n of them share counts 1/n in each: the digester child shares the libraries
 of the fork server it was forked from), their resident set sizes (shared pages counted in each
 process, an upper bound, reported for the run's peak) and their CPU times (ended children's
-included through their parents). A document's peak is the highest sample while
-its ``queue/processing/`` marker exists; its CPU time, what the tree used meanwhile.
+included through their parents). A document's peak is the highest sample of the worker's tree
+(the ``run`` process itself, one a run whatever its workers, left out) while its
+``queue/processing/`` marker exists; its CPU time, what the whole tree used meanwhile.
 ``--quick`` uses generated PDFs."""
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ ROLES = {
 """What a process in the tree is, by its depth; deeper ones (OCR engines) count as depth 2."""
 
 
-def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, int, float]:
-    """(proportional bytes, resident bytes, CPU seconds so far) of ``root`` and its
-    descendants; ``roles`` keeps the largest proportional sum seen per depth."""
+def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, int, int, float]:
+    """(proportional bytes of the whole tree and of the workers' trees below ``root``,
+    resident bytes, CPU seconds so far) of ``root`` and its descendants; ``roles`` keeps the
+    largest proportional sum seen per depth."""
     pss, rss, cpu = 0, 0, 0.0
     by_depth: dict[int, int] = defaultdict(int)
     for process in [root, *root.children(recursive=True)]:
@@ -87,7 +88,7 @@ def _tree(root: psutil.Process, roles: dict[int, int]) -> tuple[int, int, float]
         cpu += times.user + times.system + times.children_user + times.children_system
     for depth, size in by_depth.items():
         roles[depth] = max(roles.get(depth, 0), size)
-    return pss, rss, cpu
+    return pss, pss - by_depth[0], rss, cpu
 
 
 def _files(quick: bool, inbox: Path) -> dict[str, Measured]:
@@ -126,12 +127,12 @@ def measure(quick: bool) -> tuple[dict[str, Measured], float, tuple[int, int], d
         root = psutil.Process(child.pid)
         overall, resident, previous_cpu, roles = 0, 0, 0.0, {}
         while child.poll() is None:
-            pss, rss, cpu = _tree(root, roles)
+            pss, worker_pss, rss, cpu = _tree(root, roles)
             overall, resident = max(overall, pss), max(resident, rss)
             busy = [m.name for m in processing.glob("*")] if processing.is_dir() else []
             for digest in busy:
                 if digest in files:
-                    files[digest].peak = max(files[digest].peak, pss)
+                    files[digest].peak = max(files[digest].peak, worker_pss)
                     files[digest].cpu_seconds += max(0.0, cpu - previous_cpu) / len(busy)
             previous_cpu = cpu
             time.sleep(SAMPLE_SECONDS)
@@ -186,11 +187,14 @@ def run(quick: bool) -> str:
     return (
         f"`bucketdigest run` (one worker, default options) over {len(files)} files of the "
         f"real-world corpus (the {PER_CATEGORY} longest of each category) in {seconds:.0f} s. "
-        f"Peak memory of the worker's whole process tree while each document was digested, "
-        f"GiB: the sum of its processes' proportional set sizes, a page n of them share "
-        f"counting 1/n in each (target: under {LIMIT_GIB:.0f} GiB for every document: {over} "
-        f"over; the run's peak {_gib(overall)}, and {_gib(resident)} with shared pages counted "
-        f"in every process that maps them); CPU core-hours per 1,000 pages; store requests per "
+        f"Peak memory of the worker's process tree (the worker and its children) while each "
+        f"document was digested, GiB: the sum of its processes' proportional set sizes, a page "
+        f"n of them share counting 1/n in each (target: under {LIMIT_GIB:.0f} GiB for every "
+        f"document: {over} over). The `run` process that ingests and gathers the results, one "
+        f"a run whatever its workers (`bucketdigest work` has none), is not in it: the whole "
+        f"tree's peak was {_gib(overall)} GiB, and {_gib(resident)} with shared pages counted in "
+        f"every process that maps them. CPU core-hours per 1,000 pages (the whole tree's); "
+        f"store requests per "
         f"1,000 pages; and a million pages of the category at ${CORE_HOUR_USD} per core-hour "
         f"(AWS c7a on demand) and S3 Standard requests (${REQUEST_USD['write'] * 1000} per "
         f"1,000 writes, ${REQUEST_USD['read'] * 1000} per 1,000 reads), storage not included:"
