@@ -110,14 +110,14 @@ def _read_twice(source: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str
     from bucketdigest.worker.digesters.doc_to_markdown import word_spaces
 
     listed = 0
-    list_chars = word_spaces._EXTRACT_RAWDICT
+    list_chars = word_spaces._READ_RAWDICT
 
     def counted(*args: object, **kwargs: object) -> object:
         nonlocal listed
         listed += 1
         return list_chars(*args, **kwargs)
 
-    monkeypatch.setattr(word_spaces, "_EXTRACT_RAWDICT", counted)
+    monkeypatch.setattr(word_spaces, "_READ_RAWDICT", counted)
     page = pymupdf.open(source)[0]
     with word_spaces.spaced_lines(measured := set()):
         texts = [
