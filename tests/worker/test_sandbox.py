@@ -23,10 +23,6 @@ pytestmark = pytest.mark.slow
 
 WORKER = """
 import multiprocessing, sys
-from bucketdigest.shared.samples import make_pdf
-from bucketdigest.worker.digesters import preloads
-from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
-from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
 INSIDE = "import pathlib, time; pathlib.Path({marker!r}).touch(); time.sleep(120)"
