@@ -54,9 +54,37 @@ def packaged_model() -> Path:
 
 
 def _onnx_path(weights: Path) -> Path:
-    """The export's name carries the weights' size and mtime: other weights, another file."""
+    """The export's name carries the weights' SHA-256 as the package's install record lists
+    it (read, not computed from 90 MB), so a reinstall, a new virtual environment or a clean
+    clone on the same machine finds the export made before (each install set the file's mtime
+    anew, which named the export before: 15 CPU seconds and 113 MB more each time); without a
+    record, the weights' size and mtime: other weights, another file."""
+    recorded = _recorded_sha256(weights)
+    if recorded:
+        return model_cache() / f"all-MiniLM-L6-v2-{recorded[:16]}.onnx"
     stat = weights.stat()
     return model_cache() / f"all-MiniLM-L6-v2-{stat.st_size:x}-{int(stat.st_mtime):x}.onnx"
+
+
+def _recorded_sha256(weights: Path) -> str | None:
+    """The hex SHA-256 that ``MODEL_PACKAGE``'s ``RECORD`` lists for ``weights`` (None when
+    the package has no record of that file: an editable or unpacked install)."""
+    import base64
+    import importlib.metadata
+
+    try:
+        files = importlib.metadata.files(MODEL_PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in files:
+        if (
+            entry.name == weights.name
+            and entry.hash
+            and entry.hash.mode == "sha256"
+            and Path(entry.locate()).resolve() == weights.resolve()
+        ):
+            return base64.urlsafe_b64decode(entry.hash.value + "==").hex()
+    return None
 
 
 def export_onnx(model_dir: Path, dest: Path) -> Path:

@@ -3,6 +3,7 @@ long text whole in windows."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import multiprocessing
@@ -18,6 +19,8 @@ from bucketdigest.shared.embedding import (
     DIMENSION,
     Embedder,
     Windows,
+    _onnx_path,
+    model_cache,
     packaged_model,
     quantize_int8,
     shared_embedder,
@@ -162,3 +165,20 @@ def test_workers_quantizing_the_model_at_once_on_a_new_machine_all_get_it(tmp_pa
     session = onnxruntime.InferenceSession(str(tmp_path / "0.onnx"))
     (product,) = session.run(None, {"x": np.ones((1, 64), dtype=np.float32)})
     assert product.shape == (1, 64)
+
+
+def test_the_export_is_named_by_the_weights_content_so_a_reinstall_finds_it(
+    tmp_path: Path,
+) -> None:
+    """A reinstall, a new virtual environment or a clean clone on the same machine writes the
+    weights again with a new mtime; the export is named by their SHA-256 (as the package's
+    install record lists it), so it is found and not made again. Weights the record does not
+    list (a copy) are named by size and mtime."""
+    weights = packaged_model() / "model.safetensors"
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert _onnx_path(weights) == model_cache() / f"all-MiniLM-L6-v2-{digest[:16]}.onnx"
+
+    copy = tmp_path / "model.safetensors"
+    copy.write_bytes(b"weights")
+    os.utime(copy, (1_000_000, 1_000_000))
+    assert _onnx_path(copy).name == f"all-MiniLM-L6-v2-7-{1_000_000:x}.onnx"
