@@ -1,8 +1,9 @@
 """The same corpus through two checkouts of bucketdigest, one after the other on this machine:
 ``bucketdigest run --workers 2`` with default options, per category doc-to-markdown's pages/s
 per worker and the word recall of the result (``document.md`` and the running lines
-``pages.json`` keeps) against poppler's ``pdftotext``. It answers "did this change make the
-Markdown lose words, or the converter slower", measured in one run.
+``pages.json`` keeps) against poppler's ``pdftotext``, and each digester's seconds over the
+run. It answers "did this change make the Markdown lose words, or the converter or another
+step slower", measured in one run.
 
 ``--before PYTHON`` names the Python of the other checkout (a virtual environment where that
 checkout is installed, e.g. made with ``git worktree`` and ``pip install -e``); this checkout is
@@ -22,7 +23,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from common import table
-from realworld import TEXT_MIN_WORDS, corpus_files, markdown_time, poppler, running_lines
+from realworld import (
+    TEXT_MIN_WORDS,
+    corpus_files,
+    digester_seconds,
+    markdown_time,
+    poppler,
+    running_lines,
+)
 
 from bucketdigest.ingestor.ingest import sha256_file
 from bucketdigest.shared import keys
@@ -38,10 +46,11 @@ def _run(python: str, inbox: Path, bucket: Path) -> float:
 
 def _per_category(
     bucket: Path, placed: list[tuple[Path, str, str]]
-) -> dict[str, dict[str, list[float]]]:
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, float]]:
     """Per category (and ``all``): doc-to-markdown seconds and pages, each text PDF's recall,
-    and the files not out."""
+    and the files not out; and each digester's seconds over all documents."""
     found: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    spent: dict[str, float] = defaultdict(float)
     for copy, category, digest in placed:
         rows = (found[category], found["all"])
         out = bucket / keys.out_key(digest)
@@ -51,6 +60,8 @@ def _per_category(
             continue
         with zipfile.ZipFile(io.BytesIO(out.read_bytes())) as archive:
             seconds, pages = markdown_time(archive)
+            for digester, took in digester_seconds(archive).items():
+                spent[digester] += took
             markdown = archive.read("document.md").decode() + running_lines(archive)
         reference = word_counts(poppler("pdftotext", copy) or "")
         for row in rows:
@@ -58,7 +69,7 @@ def _per_category(
             row["pages"].append(pages)
             if sum(reference.values()) >= TEXT_MIN_WORDS:
                 row["recall"].append(word_recall(markdown, reference))
-    return found
+    return found, spent
 
 
 def _rate(row: dict[str, list[float]]) -> float | None:
@@ -85,11 +96,11 @@ def run(quick: bool, before: str | None) -> str:
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
             placed.append((copy, category, sha256_file(copy)[0]))
-        results, seconds = {}, {}
+        results, seconds, spent = {}, {}, {}
         for name, python in checkouts.items():
             bucket = root / f"bucket-{name}"
             seconds[name] = _run(python, root / "in", bucket)
-            results[name] = _per_category(bucket, placed)
+            results[name], spent[name] = _per_category(bucket, placed)
     rows = []
     categories = [*sorted((set(results["before"]) | set(results["now"])) - {"all"}), "all"]
     for category in categories:
@@ -127,4 +138,39 @@ def run(quick: bool, before: str | None) -> str:
             ],
             rows,
         )
+        + "\n\nEach digester's outputs over the run (seconds in the workers, summed over the "
+        "documents; share of the run's digester time):\n\n"
+        + table(
+            ["digester", "seconds before", "share", "seconds now", "share", "speed now / before"],
+            _digester_rows(spent["before"], spent["now"]),
+        )
     )
+
+
+def _digester_rows(before: dict[str, float], now: dict[str, float]) -> list[list[str]]:
+    """A row a digester, the costliest now first, then the whole chain."""
+    totals = sum(before.values()) or 1.0, sum(now.values()) or 1.0
+    rows = []
+    for digester in sorted(set(before) | set(now), key=lambda d: -now.get(d, 0.0)):
+        was, is_ = before.get(digester, 0.0), now.get(digester, 0.0)
+        rows.append(
+            [
+                digester,
+                f"{was:.0f}",
+                f"{was / totals[0]:.0%}",
+                f"{is_:.0f}",
+                f"{is_ / totals[1]:.0%}",
+                f"{was / is_:.2f}x" if was and is_ else "-",
+            ]
+        )
+    rows.append(
+        [
+            "all",
+            f"{totals[0]:.0f}",
+            "100%",
+            f"{totals[1]:.0f}",
+            "100%",
+            f"{totals[0] / totals[1]:.2f}x",
+        ]
+    )
+    return rows

@@ -152,16 +152,32 @@ def _chain(inbox: Path, bucket: Path, options: tuple[str, ...] = ()) -> float:
     return time.perf_counter() - started
 
 
+def digester_seconds(archive: zipfile.ZipFile) -> dict[str, float]:
+    """The seconds each digester's outputs took on the document of a result zip. The chain
+    runs its outputs one after another and their records are all made when the job starts, so
+    an output's time runs from the previous output's last stamp (the first's: the records'
+    making) to its own."""
+    spent: dict[str, float] = defaultdict(float)
+    outputs = [o for o in json.loads(archive.read("digests.json"))["outputs"] if o["created_at"]]
+    stamped = sorted(
+        (
+            (datetime.fromisoformat(o["updated_at"]), datetime.fromisoformat(o["created_at"]), o)
+            for o in outputs
+        ),
+        key=lambda stamps: stamps[:2],
+    )
+    last = None
+    for ended, made, output in stamped:
+        begun = made if last is None else max(made, last)
+        spent[output["digester"]] += (ended - begun).total_seconds()
+        last = ended
+    return spent
+
+
 def markdown_time(archive: zipfile.ZipFile) -> tuple[float, int]:
     """(seconds, pages) doc-to-markdown spent on the document of a result zip."""
-    records = json.loads(archive.read("digests.json"))
     pages = int(json.loads(archive.read("info.json"))["pages"])
-    seconds = 0.0
-    for output in records["outputs"]:
-        if output["digester"] == "doc-to-markdown" and output["created_at"]:
-            begun, ended = (datetime.fromisoformat(output[k]) for k in ("created_at", "updated_at"))
-            seconds += (ended - begun).total_seconds()
-    return seconds, pages
+    return digester_seconds(archive).get("doc-to-markdown", 0.0), pages
 
 
 def _markdown_rate(bucket: Path) -> tuple[float, int]:
