@@ -121,6 +121,15 @@ HITS_KEPT = 10_240
 :meth:`Backend.search`): a thousand answers of ten hits, fewer of more. Counted in hits, not
 answers, so that requests for a thousand hits each cannot fill the server's memory."""
 
+SEARCHES_AT_ONCE = 2
+"""Searches a server process works on at once; the others wait their turn (a search asked
+again, or asked while the same is under way, does not: it is answered from what is kept).
+A search is CPU work (the query's vector, scoring, snippets, regions), and twenty at once in
+one process each ran a twentieth as fast, fighting over Python's lock and the caches: 20
+clients on 2 processes on 2 cores, each query asked once (scripts/bench/serving.py's load),
+alternating runs, anyio's 40 threads at once against 2: 166/171, 126/159, 120/121 and 122/146
+searches/s, p95 190/153, 280/172, 298/214 and 266/179 ms."""
+
 
 @dataclass(frozen=True)
 class _Answer:
@@ -181,6 +190,7 @@ class Backend:
         """Hits by request, for the searcher in ``_searcher`` (emptied when it changes)."""
         self._answering: dict[tuple[Searcher, SearchRequest], Future[list[Hit]]] = {}
         """The searches being answered, for the same requests to wait on."""
+        self._working = threading.BoundedSemaphore(SEARCHES_AT_ONCE)
 
     def close(self) -> None:
         self.cache.close()
@@ -218,7 +228,8 @@ class Backend:
         and documents for one query, an agent asks again), unless a result they point into
         changed since or the index had lost files (the hits then vary as the stand-in is
         read); one asked while the same is being answered waits for that answer: the
-        searcher's and the regions' work is done once."""
+        searcher's and the regions' work is done once. At most :data:`SEARCHES_AT_ONCE` are
+        worked on at once."""
         request = request.validated()
         searcher = self.searcher()
         with self._lock:
@@ -233,7 +244,8 @@ class Backend:
         if not mine:
             return list(answering.result())
         try:
-            hits = self._answer(searcher, request)
+            with self._working:
+                hits = self._answer(searcher, request)
             answering.set_result(hits)
         except BaseException as exc:
             answering.set_exception(exc)

@@ -374,6 +374,54 @@ def test_the_same_search_asked_at_once_by_many_is_answered_once(
     assert answers[0] and all(answers[n] == answers[0] for n in range(4))
 
 
+def test_a_server_process_works_on_a_few_searches_at_once_and_a_kept_answer_waits_for_none(
+    writable: StoreSettings,
+) -> None:
+    """Searches are CPU work: many clients at once get their answers in turn, at most
+    SEARCHES_AT_ONCE worked on together, instead of every search running slower; a search
+    asked before is answered from what was kept while the others wait."""
+    backend = Backend(ServeSettings(store=writable))
+    searcher = backend.searcher()
+    kept = backend.search(SearchRequest("dice"))
+    working: list[str] = []
+    go_on = threading.Event()
+    search = searcher.search
+
+    def slow_search(request: SearchRequest) -> list[Hit]:
+        working.append(request.query)
+        assert go_on.wait(60)
+        return search(request)
+
+    searcher.search = slow_search  # type: ignore[method-assign]
+    queries = ["thieves tools", "grappling", "naval combat", "spell slots", "initiative"]
+    answers: dict[str, list[Hit]] = {}
+
+    def ask(query: str) -> None:
+        answers[query] = backend.search(SearchRequest(query))
+
+    threads = [threading.Thread(target=ask, args=(q,)) for q in queries]
+    for thread in threads:
+        thread.start()
+
+    def the_rest_wait_their_turn() -> bool:
+        frames = sys._current_frames()
+        stacks = [traceback.extract_stack(frames[t.ident]) for t in threads if t.ident in frames]
+        waiting = [s for s in stacks if any(f.name == "acquire" for f in s)]
+        return len(working) == backend_module.SEARCHES_AT_ONCE and len(waiting) == len(
+            queries
+        ) - len(working)
+
+    wait_until(the_rest_wait_their_turn, "searches were not taken a few at a time")
+    assert backend.search(SearchRequest("dice")) == kept  # no turn to wait for
+    go_on.set()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(working) == sorted(queries)
+    alone = Backend(ServeSettings(store=writable))
+    assert answers == {q: alone.search(SearchRequest(q)) for q in queries}
+    assert all(answers.values())
+
+
 def test_a_pdf_hit_carries_its_regions_and_its_page_view_highlights_them(
     client: TestClient, served: Served
 ) -> None:
