@@ -124,8 +124,9 @@ answers, so that requests for a thousand hits each cannot fill the server's memo
 SEARCHES_AT_ONCE = 2
 """Searches a server process works on at once; the others wait their turn (a search asked
 again, or asked while the same is under way, does not: it is answered from what is kept).
-A search is CPU work (the query's vector, scoring, snippets, regions), and twenty at once in
-one process each ran a twentieth as fast, fighting over Python's lock and the caches: 20
+A search is CPU work (the query's vector, scoring, snippets, regions), and a server runs a
+process per core by default (``serve --processes``); twenty at once in one process each ran a
+twentieth as fast, fighting over Python's lock and the caches: 20
 clients on 2 processes on 2 cores, each query asked once (scripts/bench/serving.py's load),
 alternating runs, anyio's 40 threads at once against 2: 166/171, 126/159, 120/121 and 122/146
 searches/s, p95 190/153, 280/172, 298/214 and 266/179 ms."""
