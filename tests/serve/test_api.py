@@ -334,6 +334,19 @@ def test_the_answers_kept_are_bounded_by_their_hits(
     assert asked[-2:] == ["dice", "dice"]
 
 
+def _started(threads: list[threading.Thread]) -> list[threading.Thread]:
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def _waiting_in(threads: list[threading.Thread], function: str) -> int:
+    """How many of ``threads`` are inside a call of ``function`` (waiting on it) now."""
+    frames = sys._current_frames()
+    stacks = [traceback.extract_stack(frames[t.ident]) for t in threads if t.ident in frames]
+    return sum(any(frame.name == function for frame in stack) for stack in stacks)
+
+
 def test_the_same_search_asked_at_once_by_many_is_answered_once(
     writable: StoreSettings,
 ) -> None:
@@ -356,15 +369,10 @@ def test_the_same_search_asked_at_once_by_many_is_answered_once(
     def ask(n: int) -> None:
         answers[n] = backend.search(SearchRequest("thieves tools"))
 
-    threads = [threading.Thread(target=ask, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
+    threads = _started([threading.Thread(target=ask, args=(n,)) for n in range(4)])
 
     def waiting_for_the_answer() -> bool:
-        frames = sys._current_frames()
-        stacks = [traceback.extract_stack(frames[t.ident]) for t in threads if t.ident in frames]
-        waiting = [s for s in stacks if any(f.name == "result" for f in s)]
-        return len(asked) == 1 and len(waiting) == len(threads) - 1
+        return len(asked) == 1 and _waiting_in(threads, "result") == len(threads) - 1
 
     wait_until(waiting_for_the_answer, "three requests never waited for the first")
     go_on.set()
@@ -399,17 +407,11 @@ def test_a_server_process_works_on_a_few_searches_at_once_and_a_kept_answer_wait
     def ask(query: str) -> None:
         answers[query] = backend.search(SearchRequest(query))
 
-    threads = [threading.Thread(target=ask, args=(q,)) for q in queries]
-    for thread in threads:
-        thread.start()
+    threads = _started([threading.Thread(target=ask, args=(q,)) for q in queries])
 
     def the_rest_wait_their_turn() -> bool:
-        frames = sys._current_frames()
-        stacks = [traceback.extract_stack(frames[t.ident]) for t in threads if t.ident in frames]
-        waiting = [s for s in stacks if any(f.name == "acquire" for f in s)]
-        return len(working) == backend_module.SEARCHES_AT_ONCE and len(waiting) == len(
-            queries
-        ) - len(working)
+        at_once = backend_module.SEARCHES_AT_ONCE
+        return len(working) == at_once and _waiting_in(threads, "acquire") == len(queries) - at_once
 
     wait_until(the_rest_wait_their_turn, "searches were not taken a few at a time")
     assert backend.search(SearchRequest("dice")) == kept  # no turn to wait for
