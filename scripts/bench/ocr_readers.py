@@ -25,7 +25,7 @@ from facts import check
 
 from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.pagetext import word_counts, word_recall
-from bucketdigest.worker.digesters.page_ocr import page_dpi, trusted_text
+from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_image, trusted_text
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 PAGES_A_FILE = 5
@@ -102,8 +102,7 @@ def _read(reader: str, pages: list[Page]) -> dict[str, Any]:
             text = rapid_ocr.read_image(image).trusted
         else:
             dpi = page_dpi(page.rect.width, page.rect.height, 300)
-            image = page.get_pixmap(dpi=dpi).tobytes("png")
-            read = _tesseract(image, orientation=reader != "tesseract-before")
+            read = _tesseract(tesseract_image(page, dpi), orientation=reader != "tesseract-before")
             if reader == "page-ocr":
                 content: dict[str, Any] = {}
                 text = trusted_text(page, number + 1, read, {}, content)

@@ -22,7 +22,7 @@ from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digester import DigestContext
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.digesters.page_ocr import page_dpi
+from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_image
 from bucketdigest.worker.digesters.search_keyword import page_chunks
 from tests.documents import scanned_pdf
 
@@ -107,6 +107,30 @@ def test_a_scanned_page_comes_out_searchable(tmp_path: Path) -> None:
     for word in SCANNED_WORDS:
         assert word in ocr_text
         assert word in chunks
+
+
+def test_a_grey_scan_is_read_from_a_grey_image_and_anything_in_colour_from_a_colour_one(
+    tmp_path: Path,
+) -> None:
+    colour_scan = pymupdf.open(scanned_pdf(tmp_path / "scan.pdf"))
+    grey_scan = pymupdf.open()
+    page = grey_scan.new_page()
+    page.insert_image(page.rect, pixmap=colour_scan[0].get_pixmap(colorspace=pymupdf.csGRAY))
+    grey_scan.save(tmp_path / "grey.pdf")
+
+    def components(page: pymupdf.Page) -> int:
+        return pymupdf.Pixmap(tesseract_image(page, 72)).n
+
+    assert components(grey_scan[0]) == 1
+    assert components(colour_scan[0]) == 3, "a colour picture"
+    grey_scan[0].draw_line((72, 40), (500, 40), color=(0.6, 0.6, 0.6))
+    assert components(grey_scan[0]) == 1, "a grey rule"
+    grey_scan[0].draw_line((72, 760), (500, 760), color=(1, 0, 0))
+    assert components(grey_scan[0]) == 3, "a red rule on a grey scan"
+
+    results = _chain_until(_ctx(tmp_path, tmp_path / "grey.pdf"), "page-ocr")
+    ocr_text = results["ocr"].files["ocr/0001.md"].decode()
+    assert all(word in ocr_text for word in SCANNED_WORDS)
 
 
 def test_a_poster_page_is_ocrd_at_the_dpi_its_size_allows(tmp_path: Path) -> None:
