@@ -16,7 +16,13 @@ from bucketdigest.shared.samples import make_pdf
 from bucketdigest.worker.digesters import preloads
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+from bucketdigest.worker.sandbox import (
+    HUGE_PAGES,
+    TUNABLES,
+    Sandbox,
+    SandboxLimits,
+    _huge_pages_for_the_fork_server,
+)
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -123,6 +129,39 @@ def test_a_child_sees_its_workers_environment_as_it_is_when_the_child_starts(
     finally:
         first.close()
         second.close()
+
+
+STARTED_WITH = "open('/proc/self/environ', 'rb').read().split(b'\\0')"
+"""Evaluated in the child: the environment its program started with (the fork server's)."""
+
+
+def test_children_allocate_with_huge_pages_and_the_programs_they_run_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(TUNABLES, raising=False)
+    sandbox = Sandbox(SandboxLimits(timeout=60))
+    try:
+        assert f"{TUNABLES}={HUGE_PAGES}".encode() in sandbox.call(eval, STARTED_WITH)
+        assert sandbox.call(os.getenv, TUNABLES) is None  # what Tesseract would be given
+    finally:
+        sandbox.close()
+    assert os.environ.get(TUNABLES) is None
+
+
+@pytest.mark.parametrize(
+    ("users", "while_starting"),
+    [
+        ("glibc.malloc.arena_max=2", f"glibc.malloc.arena_max=2:{HUGE_PAGES}"),
+        ("glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0"),
+    ],
+)
+def test_a_users_glibc_tunables_are_kept(
+    monkeypatch: pytest.MonkeyPatch, users: str, while_starting: str
+) -> None:
+    monkeypatch.setenv(TUNABLES, users)
+    with _huge_pages_for_the_fork_server():
+        assert os.environ[TUNABLES] == while_starting
+    assert os.environ[TUNABLES] == users
 
 
 LAYOUT_MODEL = "__import__('pymupdf')._get_layout"
