@@ -137,13 +137,13 @@ def test_strips_are_read_again_beside_lettering_not_across_a_screenshot(
     strips = [pymupdf.IRect(150, 10 * n, 400, 10 * n + 8) for n in range(left_out)]
     monkeypatch.setattr(drawn_text, "_unread_strips", lambda grey, words: strips)
     blocks = []
-    read_image = drawn_text.read_image
+    read_pixmap = drawn_text.read_pixmap
 
     def counted(*args: object, **kwargs: object) -> object:
         blocks.append(args[4] if len(args) > 4 else kwargs.get("layout", "page"))
-        return read_image(*args, **kwargs)
+        return read_pixmap(*args, **kwargs)
 
-    monkeypatch.setattr(drawn_text, "read_image", counted)
+    monkeypatch.setattr(drawn_text, "read_pixmap", counted)
 
     found = drawn_text._read(page, page.rect, "eng")
 

@@ -22,7 +22,7 @@ import pymupdf
 
 from bucketdigest.shared.errors import DigestError
 from bucketdigest.worker.document_blocks import Word, ocr_words
-from bucketdigest.worker.tesseract import LINE_FLOOR, read_image, tessdata
+from bucketdigest.worker.tesseract import LINE_FLOOR, read_pixmap, tessdata
 
 MIN_WIDTH = 30.0
 MIN_HEIGHT = 8.0
@@ -219,7 +219,7 @@ def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | N
     binary = shutil.which("tesseract") or "tesseract"
     zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
     pixmap = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom))
-    read = read_image(pixmap.tobytes("png"), language, tessdata(), binary, "region")
+    read = read_pixmap(pixmap, language, tessdata(), binary, "region")
     words = ocr_words(read.tsv, pixmap.width)
     parts = [(min((w.y0 for w in words), default=0.0), read.trusted, read.confidence)]
     grey = pymupdf.Pixmap(pymupdf.csGRAY, pixmap)
@@ -234,7 +234,7 @@ def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | N
             clip=(strip / zoom + (box.x0, box.y0, box.x0, box.y0)) & box,
             matrix=pymupdf.Matrix(STRIP_DPI / 72, STRIP_DPI / 72),
         )
-        again = read_image(image.tobytes("png"), language, tessdata(), binary, "block")
+        again = read_pixmap(image, language, tessdata(), binary, "block")
         parts.append((float(found.y0), again.trusted, again.confidence))
     kept = [
         (text, confidence)
