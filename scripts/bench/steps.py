@@ -91,7 +91,13 @@ def _mark_extraction() -> None:
     for method in EXTRACTIONS:
         setattr(pymupdf.TextPage, method, _extraction(getattr(pymupdf.TextPage, method)))
     for module in (word_spaces, rtl):
-        for name in ("_EXTRACT_DICT", "_EXTRACT_RAWDICT", "_EXTRACT_WORDS"):
+        for name in (
+            "_EXTRACT_DICT",
+            "_EXTRACT_RAWDICT",
+            "_EXTRACT_WORDS",
+            "_READ_DICT",  # the extractions without pictures' pixels, bound at import
+            "_READ_RAWDICT",
+        ):
             if hasattr(module, name):
                 setattr(module, name, _extraction(getattr(module, name)))
 
