@@ -3,16 +3,14 @@ orientation detection), Tesseract as page-ocr runs it (with it), PP-OCR (RapidOC
 its wheel ships) alone, and page-ocr's choice per page (Tesseract, else PP-OCR where Tesseract
 reads mostly noise of). Every page without a text layer of the "scanned and image"
 category (the first five of a file); each reader in a process of its own, one after the other.
-Per reader: seconds (render and read), peak memory (its process and Tesseract's), pages with
+Per reader: seconds (render and read), peak memory (its process, Tesseract in it), pages with
 trusted text, doubtful pages, the facts of ``facts.jsonl`` on those pages, and word recall on
 the scans that come with their text (``linn.txt``). ``--quick``: generated scans."""
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 import resource
-import shutil
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -25,7 +23,7 @@ from facts import check
 
 from bucketdigest.shared.jsonlines import loads_lines
 from bucketdigest.shared.pagetext import word_counts, word_recall
-from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_image, trusted_text
+from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_pixmap, trusted_text
 
 FACTS = Path(__file__).with_name("facts.jsonl")
 PAGES_A_FILE = 5
@@ -68,20 +66,11 @@ def _pages(quick: bool, scratch: Path) -> list[Page]:
     return pages
 
 
-def _tesseract(image: bytes, orientation: bool) -> Any:
-    import subprocess
+def _tesseract(pixmap: Any, orientation: bool) -> Any:
+    from bucketdigest.worker.tesseract import read_pixmap, tessdata
 
-    import pymupdf
-
-    from bucketdigest.worker.tesseract import parse_tsv, read_image
-
-    tessdata, binary = str(pymupdf.get_tessdata()), shutil.which("tesseract") or "tesseract"
-    if orientation:
-        return read_image(image, "eng", tessdata, binary)
-    command = [binary, "stdin", "stdout", "--tessdata-dir", tessdata, "-l", "eng", "tsv"]
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # as read_image runs it
-    done = subprocess.run(command, input=image, capture_output=True, check=True, env=env)
-    return parse_tsv(done.stdout.decode("utf-8", "replace"))
+    layout = "page" if orientation else "region"  # a region: no orientation detection
+    return read_pixmap(pixmap, "eng", tessdata(), "tesseract", layout)
 
 
 def _read(reader: str, pages: list[Page]) -> dict[str, Any]:
@@ -102,7 +91,7 @@ def _read(reader: str, pages: list[Page]) -> dict[str, Any]:
             text = rapid_ocr.read_image(image).trusted
         else:
             dpi = page_dpi(page.rect.width, page.rect.height, 300)
-            read = _tesseract(tesseract_image(page, dpi), orientation=reader != "tesseract-before")
+            read = _tesseract(tesseract_pixmap(page, dpi), orientation=reader != "tesseract-before")
             if reader == "page-ocr":
                 content: dict[str, Any] = {}
                 text = trusted_text(page, number + 1, read, {}, content)
@@ -167,8 +156,9 @@ def run(quick: bool) -> str:
         "Every page without a text layer of the corpus's scanned and image category (the first "
         f"{PAGES_A_FILE} of a file), each reader in a process of its own on the same pages; "
         "seconds to render and read every page, peak resident memory of the reader's process "
-        "or its Tesseract, pages given trusted text, pages left doubtful (mostly noise), the "
-        "facts of `facts.jsonl` on these pages, word recall on scans that ship their text:\n\n"
+        "(Tesseract's library inside it), pages given trusted text, pages left doubtful "
+        "(mostly noise), the facts of `facts.jsonl` on these pages, word recall on scans that "
+        "ship their text:\n\n"
         + table(
             (
                 "reader",

@@ -22,7 +22,7 @@ from bucketdigest.worker.digest_settings import DigestSettings
 from bucketdigest.worker.digester import DigestContext
 from bucketdigest.worker.digesters import CHAIN
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_image
+from bucketdigest.worker.digesters.page_ocr import page_dpi, tesseract_pixmap
 from bucketdigest.worker.digesters.search_keyword import page_chunks
 from tests.documents import scanned_pdf
 
@@ -119,7 +119,7 @@ def test_a_grey_scan_is_read_from_a_grey_image_and_anything_in_colour_from_a_col
     grey_scan.save(tmp_path / "grey.pdf")
 
     def components(page: pymupdf.Page) -> int:
-        return pymupdf.Pixmap(tesseract_image(page, 72)).n
+        return int(tesseract_pixmap(page, 72).n)
 
     assert components(grey_scan[0]) == 1
     assert components(colour_scan[0]) == 3, "a colour picture"

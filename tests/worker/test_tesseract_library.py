@@ -1,4 +1,4 @@
-"""Small images (drawn text) are read by Tesseract's library in the process, as the command
+"""Images (drawn text, scanned pages) are read by Tesseract's library in the process, as the command
 line reads them, without starting a process for each."""
 
 from __future__ import annotations

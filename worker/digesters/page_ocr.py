@@ -16,10 +16,8 @@ page.
 
 from __future__ import annotations
 
-import functools
 import re
 import shutil
-import subprocess
 from typing import Any
 
 from bucketdigest.shared.errors import DigestError
@@ -33,10 +31,10 @@ from bucketdigest.shared.result import (
     ocr_member,
     page_number,
 )
-from bucketdigest.worker import rapid_ocr
+from bucketdigest.worker import rapid_ocr, tesseract
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor, read_page_index
-from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, installed, read_image, tessdata
+from bucketdigest.worker.tesseract import LINE_FLOOR, OcrPage, installed, read_pixmap, tessdata
 
 _BLANK_LINES = re.compile(r"\n{3,}")
 MAX_PIXELS = 17_500_000
@@ -67,9 +65,9 @@ def page_dpi(width_pt: float, height_pt: float, dpi: int) -> int:
     return max(1, int(dpi * (MAX_PIXELS / pixels) ** 0.5))
 
 
-def tesseract_image(page: Any, dpi: int) -> bytes:
-    """``page`` at ``dpi`` as a PNG for Tesseract: in grey when none of its colours is, in
-    colour otherwise. Most scans are grey pictures, which MuPDF renders in colour unless asked,
+def tesseract_pixmap(page: Any, dpi: int) -> Any:
+    """``page`` at ``dpi`` for Tesseract: in grey when none of its colours is, in colour
+    otherwise. Most scans are grey pictures, which MuPDF renders in colour unless asked,
     three bytes a pixel to render, encode, decode and turn grey again; rendered grey, the
     corpus's 40 scanned pages read in 68 s instead of 79, with the same facts, recall and
     doubtful pages (docs/benchmarks.md). A page with anything in colour stays in colour:
@@ -78,7 +76,7 @@ def tesseract_image(page: Any, dpi: int) -> bytes:
     import pymupdf
 
     grey = pymupdf.csGRAY if _grey(page) else pymupdf.csRGB
-    return page.get_pixmap(dpi=dpi, colorspace=grey).tobytes("png")
+    return page.get_pixmap(dpi=dpi, colorspace=grey)
 
 
 def _grey(page: Any) -> bool:
@@ -88,19 +86,6 @@ def _grey(page: Any) -> bool:
         return False
     colours = [d.get(key) for d in page.get_cdrawings() for key in ("color", "fill")]
     return all(c is None or len(c) == 1 or len(set(c)) == 1 for c in colours)
-
-
-@functools.cache
-def tesseract_version() -> str:
-    """``tesseract 5.3.0``; DigestError when Tesseract is not installed."""
-    binary = shutil.which("tesseract")
-    if binary is None:
-        raise DigestError(
-            "page-ocr needs Tesseract OCR, which is not installed "
-            "(Debian/Ubuntu: apt-get install tesseract-ocr; macOS: brew install tesseract)"
-        )
-    result = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
-    return (result.stdout or result.stderr).splitlines()[0].strip()
 
 
 def _kept(
@@ -168,7 +153,7 @@ class PageOcr(Digester):
         }
         if not textless:
             return {"ocr": Produced({}, content)}
-        content["engine"] = f"{tesseract_version()} (lines of mean confidence >= {LINE_FLOOR:g})"
+        content["engine"] = f"{tesseract.version()} (lines of mean confidence >= {LINE_FLOOR:g})"
         if (second := rapid_ocr.version()) is not None:
             floor = rapid_ocr.SCORE_FLOOR
             content["engine"] += f", else {second} (lines of score >= {floor:g})"
@@ -222,7 +207,9 @@ class PageOcr(Digester):
                         files[number] = (text + "\n").encode() if text else b""
                         continue
                 try:
-                    read = read_image(tesseract_image(page, dpi), language, tessdata_dir, binary)
+                    read = read_pixmap(
+                        tesseract_pixmap(page, dpi), language, tessdata_dir, binary, "page"
+                    )
                 except DigestError as exc:
                     raise DigestError(f"page {number}: {exc}") from exc
                 text = trusted_text(page, number, read, aside, content)
