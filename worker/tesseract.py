@@ -15,6 +15,7 @@ import io
 import os
 import shutil
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -186,6 +187,9 @@ def read_image(
 _TSV_COLUMNS = "level page_num block_num par_num line_num word_num left top width height conf text"
 _TSV_HEADER = _TSV_COLUMNS.replace(" ", "\t") + "\n"
 """The header of the command line's ``tsv``, which the library's rows come without."""
+_LIBRARY_LOCK = threading.Lock()
+"""One reading at a time on the process's loaded Tesseracts (an API object is not safe to
+share between threads; a library user may convert in several)."""
 
 
 @functools.cache
@@ -218,15 +222,17 @@ def read_pixmap(
         return read_image(pixmap.tobytes("png"), language, tessdata, binary, layout)
     if pixmap.alpha or pixmap.n not in (1, 3):
         raise ValueError("Tesseract reads grey or RGB pixels without an alpha channel")
-    library.SetPageSegMode(_segmentation(layout, tessdata))
-    library.SetImageBytes(pixmap.samples, pixmap.width, pixmap.height, pixmap.n, pixmap.stride)
-    library.SetSourceResolution(pixmap.xres)  # as the PNG the command line reads says
-    try:
-        if not library.Recognize(timeout=TIMEOUT * 1000):
-            raise DigestError(f"Tesseract could not read the image in {TIMEOUT} s")
-        return parse_tsv(_TSV_HEADER + library.GetTSVText(0))
-    finally:
-        library.Clear()
+    with _LIBRARY_LOCK:
+        library.SetPageSegMode(_segmentation(layout, tessdata))
+        library.SetImageBytes(pixmap.samples, pixmap.width, pixmap.height, pixmap.n, pixmap.stride)
+        library.SetSourceResolution(pixmap.xres)  # as the PNG the command line reads says
+        try:
+            if not library.Recognize(timeout=TIMEOUT * 1000):
+                raise DigestError(f"Tesseract could not read the image in {TIMEOUT} s")
+            tsv = library.GetTSVText(0)
+        finally:
+            library.Clear()
+    return parse_tsv(_TSV_HEADER + tsv)
 
 
 @functools.cache

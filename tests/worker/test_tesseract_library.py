@@ -51,3 +51,21 @@ def test_without_the_library_the_command_line_reads_a_region(
     read = read_pixmap(_lettering(pymupdf.csRGB), "eng", tessdata(), "tesseract", "block")
     assert read.trusted == LINE
     assert len(started) == 1 and started[0][started[0].index("--psm") + 1] == "6"
+
+
+def test_threads_reading_at_once_each_get_their_own_image_read() -> None:
+    """The process's loaded Tesseract is shared: a library user converting in several threads
+    must not get another thread's words."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lines = [f"Shipment number {n} left the harbour" for n in range(6)]
+
+    def read(line: str) -> str:
+        doc = pymupdf.open()
+        page = doc.new_page(width=420, height=40)
+        page.insert_text((10, 28), line, fontsize=18, fontname="helv")
+        pixmap = page.get_pixmap(matrix=pymupdf.Matrix(2, 2))
+        return read_pixmap(pixmap, "eng", tessdata(), "tesseract", "block").trusted
+
+    with ThreadPoolExecutor(3) as pool:
+        assert list(pool.map(read, lines)) == lines
