@@ -40,7 +40,10 @@ from bucketdigest.shared.pagetext import word_counts, word_recall
 def _run(python: str, inbox: Path, bucket: Path) -> float:
     started = time.perf_counter()
     command = [python, "-m", "bucketdigest", "run", str(inbox), "--bucket", str(bucket)]
-    subprocess.run([*command, "--workers", "2"], capture_output=True, check=False)
+    done = subprocess.run([*command, "--workers", "2"], capture_output=True, check=False)
+    if not any((bucket / keys.OUT_PREFIX).glob("*.zip")):
+        tail = done.stderr.decode(errors="replace")[-2000:]
+        raise RuntimeError(f"{python} put no result in {bucket} (exit {done.returncode}):\n{tail}")
     return time.perf_counter() - started
 
 

@@ -9,7 +9,8 @@ inside the plain-page reading) counts for itself, not for its caller. Per step: 
 doc-to-markdown's time, seconds, and pages per second (the corpus's pages over that step's
 seconds: what the whole conversion would run at if the rest cost nothing). Time in MuPDF or
 onnxruntime counts for the Python step that called it, but for MuPDF's text extraction, which
-the converter and our checks of its text ask for alike: it is a step of its own.
+the converter and our checks of its text ask for alike: it is a step of its own. pymupdf's table
+finder and the layout model's page-image network are steps of their own too.
 
 ``--every N`` takes every Nth file (the corpus in minutes); ``--quick`` uses generated PDFs.
 """
@@ -61,6 +62,17 @@ STEPS = {
     "ranges": "page ranges (saving)",
 }
 """Module (under doc_to_markdown, or a package's top name) → the step it is part of."""
+PYMUPDF_STEPS = {
+    "pymupdf.table": "tables",
+    "pymupdf._table_headers": "tables",
+    "pymupdf._table_union": "tables",
+    "pymupdf.layout.onnx.TableGridExtractor": "tables",
+    "pymupdf.layout.onnx.ImageFeatureExtractorV1": "layout model: its page-image network",
+    "pymupdf.layout.pymupdf_util_imf": "layout model: its page-image network",
+}
+"""pymupdf's modules (or their prefix) that do a step of their own: the table finder the
+converter calls on pages whose layout holds a table, and the network the layout model runs on a
+page's image. Without them their time counts for the converter that called them."""
 DOCUMENT_JSON = "document.json"
 MUPDF_TEXT = "MuPDF's text extraction"
 OTHER = "other (converter glue, MuPDF calls of ours)"
@@ -112,6 +124,8 @@ def _step(frame: FrameType | None) -> str | None:
                 found = MUPDF_TEXT
             elif module.startswith(PACKAGE):
                 found = STEPS.get(module[len(PACKAGE) :])
+            elif module.startswith("pymupdf."):
+                found = next((s for m, s in PYMUPDF_STEPS.items() if module.startswith(m)), None)
             elif module.split(".")[0] == "pymupdf4llm":
                 found = STEPS["pymupdf4llm"]
             elif module == "bucketdigest.worker.document_blocks":
