@@ -40,6 +40,7 @@ def test_without_the_library_the_command_line_reads_a_region(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(tesseract, "_library", lambda language, tessdata: None)
+    language_data = tessdata()  # found before counting: a cold cache runs --list-langs
     started = []
     run = tesseract.subprocess.run
 
@@ -48,7 +49,7 @@ def test_without_the_library_the_command_line_reads_a_region(
         return run(command, **kwargs)
 
     monkeypatch.setattr(tesseract.subprocess, "run", counted)
-    read = read_pixmap(_lettering(pymupdf.csRGB), "eng", tessdata(), "tesseract", "block")
+    read = read_pixmap(_lettering(pymupdf.csRGB), "eng", language_data, "tesseract", "block")
     assert read.trusted == LINE
     assert len(started) == 1 and started[0][started[0].index("--psm") + 1] == "6"
 
