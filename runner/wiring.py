@@ -5,6 +5,7 @@ its share of indexing."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -43,7 +44,11 @@ class MonitorDuty:
     index: IndexDuty | None = None
 
     def __call__(self, store: Store) -> MonitorCall:
-        def duty(leaving: bool = False, make_room: Callable[[], None] | None = None) -> int:
+        def duty(
+            leaving: bool = False,
+            make_room: Callable[[], None] | None = None,
+            stopping: threading.Event | None = None,
+        ) -> int:
             changed = sweep(store, self.settings).changed
             drain_events(store, lambda: bucket_webhooks(store))
             try:
@@ -52,7 +57,7 @@ class MonitorDuty:
                 log.exception("taking the inbox in failed; the worker goes on")
             if self.index is not None and not (leaving and changed):
                 try:
-                    self.index(store, leaving=leaving, make_room=make_room)
+                    self.index(store, leaving=leaving, make_room=make_room, stopping=stopping)
                 except Exception:
                     log.exception("indexing failed; the worker goes on")
             return changed

@@ -16,9 +16,10 @@ import logging
 import multiprocessing
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,8 @@ from bucketdigest.shared.records import SourceRecord
 from bucketdigest.shared.store import ObjectInfo, Store
 
 if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event as EventType
+
     from bucketdigest.search.rows import DocumentRows
 
 log = logging.getLogger(__name__)
@@ -173,8 +176,9 @@ def catch_up(
     only: Mapping[str, ObjectInfo] | None = None,
 ) -> IndexReport:
     """Bring ``index`` up to date with the bucket; ``keep_lease`` is asked between commits
-    (False: stop, the lease is lost). ``only``: index these results alone, by digest (a
-    stand-in for passages whose index files are lost, :mod:`.stand_in`)."""
+    (False: stop, the lease is lost or the indexer is asked to stop). ``only``: index these
+    results alone, by digest (a stand-in for passages whose index files are lost,
+    :mod:`.stand_in`)."""
     started = time.perf_counter()
     report = IndexReport()
 
@@ -202,7 +206,7 @@ def catch_up(
             read_results(store, parts, done, Path(scratch))
         ):
             if not keep_lease():
-                log.warning("index: lease lost; stopping after %d batches", done_so_far)
+                log.warning("index: lease lost or asked to stop; %d batches done", done_so_far)
                 break
             batch = []
             for digest, download in zip(part, downloads, strict=True):
@@ -226,7 +230,7 @@ def catch_up(
     if keep_lease():  # compaction and cleanup rewrite the tables: only while they are ours
         report.maintenance = index.maintain()
     else:
-        log.warning("index: lease lost; leaving maintenance to its new holder")
+        log.warning("index: lease lost or asked to stop; leaving maintenance to the next run")
     report.seconds = time.perf_counter() - started
     return report
 
@@ -255,20 +259,25 @@ def index_bucket(
     wait: float = 0.0,
     holder: str | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> IndexReport:
     """Take the indexer's lease (waiting up to ``wait`` seconds for another indexer to
     finish), then bring the index up to date, or with ``rebuild`` build it anew beside the
     one searches read meanwhile, and switch to it once complete (:mod:`.generation`). Nothing
-    is done when the index was brought up to date less than ``min_interval`` seconds ago."""
+    is done when the index was brought up to date less than ``min_interval`` seconds ago.
+    Once ``stopping`` says so, the wait ends and catching up stops after the batch it
+    commits, as when the lease is lost; the lease is released."""
     holder = holder or f"{socket.gethostname()}-indexer"
     deadline = time.monotonic() + wait
     while isinstance(held := lease.acquire(store, holder, lease_seconds, min_interval), lease.Busy):
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or stopping():
             return IndexReport(busy=held.reason)
         time.sleep(1.0)
     current = [held]
 
     def keep_lease() -> bool:
+        if stopping():
+            return False
         renewed = lease.renew(store, current[0], lease_seconds)
         if renewed is None:
             return False
@@ -301,15 +310,29 @@ LEAVING_WAIT = 120.0
 """How long a worker that leaves waits for another indexer to finish before it catches up."""
 
 
+_asked_to_stop: EventType | None = None
+"""In an indexer process :class:`IndexDuty` started: set when its worker is asked to stop."""
+
+
+def _indexer_started(asked_to_stop: EventType) -> None:
+    """The indexer process's first call: it ends with its worker and keeps the event its
+    worker sets when asked to stop (an event reaches a process only as it starts)."""
+    global _asked_to_stop
+    exit_with_parent()
+    _asked_to_stop = asked_to_stop
+
+
 def _index_once(settings: StoreSettings, leaving: bool, every: float, logs: LogSetup) -> str:
     """One :class:`IndexDuty` run, in the process it starts (logging as its worker does): the
     report's line, or "" when another indexer did the work."""
     logs.apply()
     store = open_store(settings, self_test=False)
+    asked = _asked_to_stop
+    stopping = asked.is_set if asked is not None else lambda: False
     if leaving:
-        report = index_bucket(store, settings, wait=LEAVING_WAIT)
+        report = index_bucket(store, settings, wait=LEAVING_WAIT, stopping=stopping)
     else:
-        report = index_bucket(store, settings, min_interval=every)
+        report = index_bucket(store, settings, min_interval=every, stopping=stopping)
     return "" if report.busy else report.line()
 
 
@@ -334,9 +357,15 @@ class IndexDuty:
     after they are gone (``run``), so that each of them does not start an indexer first."""
 
     def __call__(
-        self, store: Store, leaving: bool = False, make_room: Callable[[], None] | None = None
+        self,
+        store: Store,
+        leaving: bool = False,
+        make_room: Callable[[], None] | None = None,
+        stopping: threading.Event | None = None,
     ) -> int:
-        """Index now if it is this worker's turn, calling ``make_room`` first."""
+        """Index now if it is this worker's turn, calling ``make_room`` first. Once
+        ``stopping`` is set (the worker was asked to stop), the indexer stops after the batch
+        it commits, and this returns: a worker's Ctrl-C does not wait for a whole catch-up."""
         if leaving and not self.when_leaving:
             return 0
         if not leaving and lease.busy(store, self.every) is not None:
@@ -348,11 +377,18 @@ class IndexDuty:
         if make_room is not None:
             make_room()
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(1, mp_context=context, initializer=exit_with_parent) as indexer:
-            with deaf_to_ctrl_c():  # the process starts here; a worker's Ctrl-C lets it end
+        asked_to_stop = context.Event()
+        with ProcessPoolExecutor(
+            1, mp_context=context, initializer=_indexer_started, initargs=(asked_to_stop,)
+        ) as indexer:
+            with deaf_to_ctrl_c():  # the process starts here; its worker tells it to stop
                 run = indexer.submit(
                     _index_once, self.settings, leaving, self.every, LogSetup.current()
                 )
+            while stopping is not None and not wait([run], timeout=0.5).done:
+                if stopping.is_set():
+                    asked_to_stop.set()
+                    break
             line = run.result()
         if line:
             log.info("%s", line)

@@ -49,10 +49,15 @@ class MonitorCall(Protocol):
     """A worker's monitor duty: returns how many jobs it changed. ``leaving``: the worker is
     about to exit for want of work, so duties that run on an interval run now. ``make_room``
     is called before a duty starts a process of its own (the indexer), so the worker gives up
-    what it holds between jobs meanwhile (its digester child: the two at once passed 1 GiB)."""
+    what it holds between jobs meanwhile (its digester child: the two at once passed 1 GiB).
+    ``stopping`` is set when the worker is asked to stop: a long duty (a catch-up of the
+    index) ends early then, so that Ctrl-C stops a worker within moments."""
 
     def __call__(
-        self, leaving: bool = False, make_room: Callable[[], None] | None = None
+        self,
+        leaving: bool = False,
+        make_room: Callable[[], None] | None = None,
+        stopping: threading.Event | None = None,
     ) -> int: ...
 
 
@@ -255,7 +260,9 @@ class Worker:
             return 0
         self._last_monitor = time.monotonic()
         try:
-            return self.monitor_duty(leaving=leaving, make_room=self._sandbox.close)
+            return self.monitor_duty(
+                leaving=leaving, make_room=self._sandbox.close, stopping=self.stop_requested
+            )
         except Exception:
             log.exception("monitor duty failed; the worker goes on")
             return 0

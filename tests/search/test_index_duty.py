@@ -4,16 +4,18 @@ when another indexer holds the lease or the index is fresh."""
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from bucketdigest.search import lease
-from bucketdigest.search.indexer import IndexDuty
+from bucketdigest.search.indexer import IndexDuty, index_bucket
 from bucketdigest.shared import keys
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
@@ -145,3 +147,41 @@ def test_the_worker_makes_room_before_its_indexer_starts_and_only_when_one_start
     IndexDuty(StoreSettings(bucket=str(tmp_path)), every=0)(store, make_room=make_room)
     assert children_at_call == [0]  # called once, before the indexer process started
     assert "index: 0 added" in store.get(keys.INDEX_WRITER_KEY).data.decode()
+
+
+def test_a_worker_asked_to_stop_does_not_wait_for_its_indexer(tmp_path: Path) -> None:
+    """Ctrl-C reaches a worker while its indexer waits for another indexer (a leaving worker
+    waits up to two minutes for one): the duty returns within moments, and the indexer it
+    started ends without touching the other's lease."""
+    store = LocalStore(tmp_path)
+    store.put(keys.out_key("ab" * 32), b"a result")
+    held = lease.acquire(store, "another-machine", seconds=600)
+    assert isinstance(held, lease.HeldLease)
+    stopping = threading.Event()
+    duty = IndexDuty(StoreSettings(bucket=str(tmp_path)))
+    returned = threading.Event()
+
+    def run_duty() -> None:
+        duty(store, leaving=True, stopping=stopping)
+        returned.set()
+
+    threading.Thread(target=run_duty, daemon=True).start()
+    indexers = wait_until(multiprocessing.active_children, "the worker started no indexer")
+    wait_until(lambda: all(_settled(p.pid) for p in indexers if p.pid), "it never settled")
+    assert not returned.is_set(), "the indexer did not wait for the other's lease"
+    stopping.set()
+    wait_until(returned.is_set, "the duty still waits for its indexer", 10)
+    wait_until(lambda: not any(p.is_alive() for p in indexers), "the indexer outlived it", 10)
+    assert store.get(keys.INDEX_WRITER_KEY).etag == held.etag
+
+
+def test_an_indexer_asked_to_stop_commits_nothing_more_and_leaves_the_rest_to_the_next(
+    topics_bucket: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    bucket = tmp_path / "bucket"
+    shutil.copytree(topics_bucket[0], bucket)
+    store, settings = LocalStore(bucket), StoreSettings(bucket=str(bucket))
+    stopped = index_bucket(store, settings, stopping=lambda: True)
+    assert (stopped.added, stopped.maintenance) == (0, [])
+    resumed = index_bucket(store, settings)  # the lease was released: taken at once
+    assert resumed.added == len(topics_bucket[1])
