@@ -1,8 +1,9 @@
 """The same corpus through two checkouts of bucketdigest, one after the other on this machine:
 ``bucketdigest run --workers 2`` with default options, per category doc-to-markdown's pages/s
 per worker and the word recall of the result (``document.md`` and the running lines
-``pages.json`` keeps) against poppler's ``pdftotext``, and each digester's seconds over the
-run. It answers "did this change make the Markdown lose words, or the converter or another
+``pages.json`` keeps) against poppler's ``pdftotext``, each digester's seconds over the run,
+and search-semantic's time per vector it made (a chunk's before window vectors, a window's
+since). It answers "did this change make the Markdown lose words, or the converter or another
 step slower", measured in one run.
 
 ``--before PYTHON`` names the Python of the other checkout (a virtual environment where that
@@ -22,6 +23,7 @@ import zipfile
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 from common import table
 from realworld import (
     TEXT_MIN_WORDS,
@@ -47,11 +49,26 @@ def _run(python: str, inbox: Path, bucket: Path) -> float:
     return time.perf_counter() - started
 
 
+VECTORS = "vectors embedded"
+"""The key of :func:`_per_category`'s spending that counts the vectors search-semantic made."""
+
+
+def _vectors(archive: zipfile.ZipFile) -> int:
+    """How many vectors search-semantic made for a result: a window's each where the result
+    keeps its windows (``windows.npy``), else a chunk's each (``embeddings.npy``)."""
+    names = set(archive.namelist())
+    for name in ("windows.npy", "embeddings.npy"):
+        if name in names:
+            return int(np.load(io.BytesIO(archive.read(name)), allow_pickle=False).shape[0])
+    return 0
+
+
 def _per_category(
     bucket: Path, placed: list[tuple[Path, str, str]]
 ) -> tuple[dict[str, dict[str, list[float]]], dict[str, float]]:
     """Per category (and ``all``): doc-to-markdown seconds and pages, each text PDF's recall,
-    and the files not out; and each digester's seconds over all documents."""
+    and the files not out; and each digester's seconds over all documents, with the vectors
+    search-semantic made (:data:`VECTORS`)."""
     found: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     spent: dict[str, float] = defaultdict(float)
     for copy, category, digest in placed:
@@ -65,6 +82,7 @@ def _per_category(
             seconds, pages = markdown_time(archive)
             for digester, took in digester_seconds(archive).items():
                 spent[digester] += took
+            spent[VECTORS] += _vectors(archive)
             markdown = archive.read("document.md").decode() + running_lines(archive)
         reference = word_counts(poppler("pdftotext", copy) or "")
         for row in rows:
@@ -99,11 +117,12 @@ def run(quick: bool, before: str | None) -> str:
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, copy)
             placed.append((copy, category, sha256_file(copy)[0]))
-        results, seconds, spent = {}, {}, {}
+        results, seconds, spent, vectors = {}, {}, {}, {}
         for name, python in checkouts.items():
             bucket = root / f"bucket-{name}"
             seconds[name] = _run(python, root / "in", bucket)
             results[name], spent[name] = _per_category(bucket, placed)
+            vectors[name] = spent[name].pop(VECTORS)
     rows = []
     categories = [*sorted((set(results["before"]) | set(results["now"])) - {"all"}), "all"]
     for category in categories:
@@ -147,6 +166,23 @@ def run(quick: bool, before: str | None) -> str:
             ["digester", "seconds before", "share", "seconds now", "share", "speed now / before"],
             _digester_rows(spent["before"], spent["now"]),
         )
+        + "\n\n"
+        + _per_vector(spent, vectors)
+    )
+
+
+def _per_vector(spent: dict[str, dict[str, float]], vectors: dict[str, float]) -> str:
+    """search-semantic's time per vector it made, before and now (a vector a chunk before
+    windows, a vector a window since)."""
+    took = {name: spent[name].get("search-semantic", 0.0) for name in spent}
+    if not all(vectors.values()) or not all(took.values()):
+        return "search-semantic made no vectors on one side."
+    each = {name: 1000 * took[name] / vectors[name] for name in took}
+    return (
+        f"search-semantic per vector it made: {each['before']:.1f} ms before "
+        f"({vectors['before']:,.0f} vectors in {took['before']:.0f} s), {each['now']:.1f} ms "
+        f"now ({vectors['now']:,.0f} in {took['now']:.0f} s): "
+        f"{each['before'] / each['now']:.2f}x per vector."
     )
 
 
