@@ -310,8 +310,9 @@ LEAVING_WAIT = 120.0
 """How long a worker that leaves waits for another indexer to finish before it catches up."""
 
 
-_asked_to_stop: EventType | None = None
-"""In an indexer process :class:`IndexDuty` started: set when its worker is asked to stop."""
+_asked_to_stop: EventType
+"""In an indexer process :class:`IndexDuty` started (set there by :func:`_indexer_started`):
+set when its worker is asked to stop."""
 
 
 def _indexer_started(asked_to_stop: EventType) -> None:
@@ -327,8 +328,7 @@ def _index_once(settings: StoreSettings, leaving: bool, every: float, logs: LogS
     report's line, or "" when another indexer did the work."""
     logs.apply()
     store = open_store(settings, self_test=False)
-    asked = _asked_to_stop
-    stopping = asked.is_set if asked is not None else lambda: False
+    stopping = _asked_to_stop.is_set
     if leaving:
         report = index_bucket(store, settings, wait=LEAVING_WAIT, stopping=stopping)
     else:

@@ -49,10 +49,6 @@ def _run(python: str, inbox: Path, bucket: Path) -> float:
     return time.perf_counter() - started
 
 
-VECTORS = "vectors embedded"
-"""The key of :func:`_per_category`'s spending that counts the vectors search-semantic made."""
-
-
 def _vectors(archive: zipfile.ZipFile) -> int:
     """How many vectors search-semantic made for a result: a window's each where the result
     keeps its windows (``windows.npy``), else a chunk's each (``embeddings.npy``)."""
@@ -65,12 +61,13 @@ def _vectors(archive: zipfile.ZipFile) -> int:
 
 def _per_category(
     bucket: Path, placed: list[tuple[Path, str, str]]
-) -> tuple[dict[str, dict[str, list[float]]], dict[str, float]]:
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, float], int]:
     """Per category (and ``all``): doc-to-markdown seconds and pages, each text PDF's recall,
-    and the files not out; and each digester's seconds over all documents, with the vectors
-    search-semantic made (:data:`VECTORS`)."""
+    and the files not out; each digester's seconds over all documents; and the vectors
+    search-semantic made for them."""
     found: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     spent: dict[str, float] = defaultdict(float)
+    vectors = 0
     for copy, category, digest in placed:
         rows = (found[category], found["all"])
         out = bucket / keys.out_key(digest)
@@ -82,7 +79,7 @@ def _per_category(
             seconds, pages = markdown_time(archive)
             for digester, took in digester_seconds(archive).items():
                 spent[digester] += took
-            spent[VECTORS] += _vectors(archive)
+            vectors += _vectors(archive)
             markdown = archive.read("document.md").decode() + running_lines(archive)
         reference = word_counts(poppler("pdftotext", copy) or "")
         for row in rows:
@@ -90,7 +87,7 @@ def _per_category(
             row["pages"].append(pages)
             if sum(reference.values()) >= TEXT_MIN_WORDS:
                 row["recall"].append(word_recall(markdown, reference))
-    return found, spent
+    return found, spent, vectors
 
 
 def _rate(row: dict[str, list[float]]) -> float | None:
@@ -121,8 +118,7 @@ def run(quick: bool, before: str | None) -> str:
         for name, python in checkouts.items():
             bucket = root / f"bucket-{name}"
             seconds[name] = _run(python, root / "in", bucket)
-            results[name], spent[name] = _per_category(bucket, placed)
-            vectors[name] = spent[name].pop(VECTORS)
+            results[name], spent[name], vectors[name] = _per_category(bucket, placed)
     rows = []
     categories = [*sorted((set(results["before"]) | set(results["now"])) - {"all"}), "all"]
     for category in categories:
@@ -171,7 +167,7 @@ def run(quick: bool, before: str | None) -> str:
     )
 
 
-def _per_vector(spent: dict[str, dict[str, float]], vectors: dict[str, float]) -> str:
+def _per_vector(spent: dict[str, dict[str, float]], vectors: dict[str, int]) -> str:
     """search-semantic's time per vector it made, before and now (a vector a chunk before
     windows, a vector a window since)."""
     took = {name: spent[name].get("search-semantic", 0.0) for name in spent}
