@@ -1,6 +1,7 @@
 """Results spread over documents: a document that repeats the query's words on every page
-shows its best few passages and then "more from this document", the same passage in several
-places counts once, a section's headings are matched with its text, and a clear winner of
+shows its best few passages and then "more from this document" (but the document a hybrid
+search finds clearly first shows every passage it ranks), the same passage in several places
+counts once, a section's headings are matched with its text, and a clear winner of
 one ranking stays near the top of the hybrid one."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from bucketdigest.search import fusion, query, terms
 from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.picking import leading_document
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
 from bucketdigest.shared.config import StoreSettings
@@ -144,6 +146,42 @@ def test_a_document_repeating_the_words_shows_a_few_passages_then_others(
     assert {h.digest for h in more} == {manual}
     assert len(more) > PER_DOCUMENT
     assert all(h.more == 0 for h in more)
+
+
+def test_the_document_a_hybrid_search_finds_clearly_first_shows_every_passage_it_ranks(
+    spread: tuple[Searcher, dict[str, str]],
+) -> None:
+    """Only the manual says the pumps are serviced, in each of its sections: a question about
+    it is a question about the manual, whose answer may be any of them. Keyword and semantic
+    search, whose scores have no common scale, keep the cap."""
+    searcher, digests = spread
+    manual = digests["plant/manual.md"]
+    hits = searcher.search(SearchRequest("pumps serviced", mode=Mode.HYBRID))
+    assert [h.digest for h in hits].count(manual) == len(SECTIONS)
+    assert hits[0].digest == manual and all(h.more == 0 for h in hits)
+    for mode in (Mode.KEYWORD, Mode.SEMANTIC):
+        capped = searcher.search(SearchRequest("pumps serviced", mode=mode))
+        assert [h.digest for h in capped].count(manual) == PER_DOCUMENT
+
+
+@pytest.mark.parametrize(
+    ("runner_up", "leads"),
+    [
+        (None, True),
+        (0.6 - 1.5 * fusion.LEADING_DOCUMENT_MARGIN, True),
+        (0.6 - 0.5 * fusion.LEADING_DOCUMENT_MARGIN, False),
+    ],
+)
+def test_a_document_leads_by_the_margin_over_every_other_documents_best_passage(
+    runner_up: float | None, leads: bool
+) -> None:
+    ranked = [(0, 0.6), (1, 0.58), (2, 0.57)]
+    rows = [{"digest": "a"}, {"digest": "a"}, {"digest": "a"}]
+    if runner_up is not None:
+        ranked.append((3, runner_up))
+        rows.append({"digest": "b"})
+    assert leading_document(ranked, rows) == ("a" if leads else None)
+    assert leading_document([], []) is None
 
 
 @pytest.mark.parametrize("mode", list(Mode))

@@ -56,7 +56,9 @@ async def _session(client: Client, served: Served) -> None:
     # a passage of a PDF: its regions on the page, the view that shows it, the page's image
     found = _data(await client.call_tool("search", {"query": "The Long Rulebook", "limit": 20}))
     on_pdf = next(h for h in found if h["digest"] == long_pdf)
-    shown = [h for h in found if h["digest"] == long_pdf]
+    assert [h["digest"] for h in found[:4]] == [long_pdf] * 4, "the document the query is about"
+    asked = {"query": "The Long Rulebook", "limit": 20, "mode": "keyword"}
+    shown = [h for h in _data(await client.call_tool("search", asked)) if h["digest"] == long_pdf]
     assert len(shown) == 3 and shown[-1]["more"] > 0, "a few passages, then more on request"
     rest = _data(
         await client.call_tool(

@@ -489,10 +489,15 @@ def test_the_command_lines_json_hits_carry_their_regions_too(served: Served) -> 
 def test_a_document_shows_a_few_passages_and_a_link_to_the_rest(
     client: TestClient, served: Served
 ) -> None:
-    """Every chunk of the long rulebook stands under its title: the search shows its best few
-    and then other documents; the link on its last one answers with that document only."""
+    """Every chunk of the long rulebook stands under its title: a keyword search shows its best
+    few and then other documents; the link on its last one answers with that document only.
+    A hybrid search, where the rulebook leads every other document by far, shows its passages
+    past the cap, as many as rank above every other document's."""
     long_pdf = served.digests["rulebooks/long.pdf"]
-    params = {"q": "The Long Rulebook", "limit": 20}
+    hybrid = {"q": "The Long Rulebook", "limit": 20}
+    led = client.get("/api/search/chunks", params=hybrid).json()["hits"]
+    assert [h["digest"] for h in led[: PER_DOCUMENT + 1]] == [long_pdf] * (PER_DOCUMENT + 1)
+    params = {**hybrid, "mode": "keyword"}
     hits = client.get("/api/search/chunks", params=params).json()["hits"]
     mine = [h for h in hits if h["digest"] == long_pdf]
     assert len(mine) == PER_DOCUMENT

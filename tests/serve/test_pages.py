@@ -26,8 +26,11 @@ def test_the_search_page_lists_hits_with_marked_words_and_links_to_the_page(
 def test_more_from_this_document_links_to_a_search_of_that_document(
     client: TestClient, served: Served
 ) -> None:
+    """A keyword search shows a few of the long rulebook's passages, each under its title, and
+    links to the rest (a hybrid one, which finds it far ahead of any other document, shows
+    more of them at once: tests/serve/test_api.py)."""
     long_pdf = served.digests["rulebooks/long.pdf"]
-    page = client.get("/", params={"q": "The Long Rulebook"}).text
+    page = client.get("/", params={"q": "The Long Rulebook", "mode": "keyword"}).text
     assert page.count(f'href="/documents/{long_pdf}?page=') == PER_DOCUMENT
     links = re.findall(r'<a class="more" href="([^"]+)">more from this document', page)
     assert len(links) == 1 and f"document={long_pdf}" in links[0]
