@@ -28,6 +28,7 @@ from bucketdigest.search.flat import FlatVectors
 from bucketdigest.search.fusion import (
     DOCUMENT_WEIGHT,
     KEYWORD_MARGIN,
+    PHRASE_WEIGHT,
     SEMANTIC_MARGIN,
     clear_winner,
     keyword_weight,
@@ -50,7 +51,7 @@ from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
 from bucketdigest.search.snippet import make_snippet, query_words_held
 from bucketdigest.search.stand_in import OnceMade, StandIn
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import any_words, full_text_query, phrase
+from bucketdigest.search.terms import any_words, full_text_query, phrase, phrase_pattern
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged
@@ -383,6 +384,7 @@ class Searcher:
         about: dict[str, float] = {}
         if chunks and not complete:
             about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
+        in_order = phrase_pattern(request.query) if complete else None
         scored: dict[int, float] = {}
         for row in keyword:
             if flat is None:
@@ -394,10 +396,16 @@ class Searcher:
             if weak and similarity < SIMILARITY_FLOOR:
                 continue  # a word in common, nothing in meaning: below the floor
             words = row["_score"] / best * held[row[_OFFSET]] ** 2
+            as_asked = (
+                in_order is not None
+                and held[row[_OFFSET]] >= 1.0
+                and in_order.search(row[TERMS]) is not None
+            )
             scored[row[_OFFSET]] = (
                 weight * words
                 + (1 - weight) * similarity
                 + DOCUMENT_WEIGHT * about.get(row.get("digest", ""), 0.0)
+                + PHRASE_WEIGHT * as_asked
             )
         for row in semantic:
             if row[_OFFSET] not in scored:

@@ -187,6 +187,22 @@ def phrase(query: str) -> str | None:
     return None
 
 
+_WORD = re.compile(r"\w+")
+
+
+def phrase_pattern(query: str) -> re.Pattern[str] | None:
+    """What finds ``query``'s words in its order, one after another, whatever stands between
+    them that is not a word (spaces, line ends, punctuation, case aside), in a text as the
+    index holds it; None for a query of one word, or one in Chinese, Japanese or Korean,
+    whose words the index holds as character pairs."""
+    words = _WORD.findall(query)
+    if len(words) < 2 or CJK_RUN.search(query):
+        return None
+    return re.compile(
+        r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words) + r"(?!\w)", re.IGNORECASE
+    )
+
+
 def any_words(query: str) -> str:
     """An unquoted query as the index spells text (CJK as character pairs)."""
     return index_terms(query.replace('"', " "))
