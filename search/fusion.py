@@ -1,9 +1,33 @@
-"""How hybrid search scores a candidate of either ranking: the weight of the words against
-the meaning (by the kind of query), the document's own closeness, and the clear winner of one
-ranking kept near the top. Measured on known-item queries and on questions in a person's own
-words over the real-world corpus (scripts/bench/ranking.py, questions.py)."""
+"""How hybrid search scores a candidate of either ranking (:func:`fused`): the floors a hit
+must reach, the weight of the words against the meaning (by the kind of query), the document's
+own closeness, the words in the query's order, and the clear winner of one ranking kept near
+the top; and when one document leads the others by far (:mod:`.picking`). Measured on
+known-item queries and on questions in a person's own words over the real-world corpus
+(scripts/bench/ranking.py, questions.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from bucketdigest.search.flat import OFFSET
+from bucketdigest.search.index import TERMS
+from bucketdigest.search.snippet import query_words_held
+from bucketdigest.search.terms import phrase_pattern
+
+SIMILARITY_FLOOR = 0.25
+"""A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
+unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
+included. A keyword hit must match the query's words; in hybrid, one holding less than
+:data:`HELD_FLOOR` of them must reach this similarity too."""
+HELD_FLOOR = 0.5
+"""Hybrid: a passage holding this share of the query's words (a code, a name, half a pasted
+span) or more than one of them is a hit whatever its meaning; one sharing a single word of a
+longer query (a word of a question the documents cannot answer) must come close in meaning, so
+such a question gets no hit rather than weak ones with negative scores. Two words held keep a
+hit the model cannot vouch for: its English model reads neither CJK nor an image's few words
+as close to a question about them."""
+
 
 KEYWORD_WEIGHT = 0.6
 """Hybrid: a hit's score is ``weight * words + (1 - weight) * cosine``, both computed for every
@@ -93,3 +117,67 @@ def lifted(ranked: list[tuple[int, float]], offset: int) -> list[tuple[int, floa
     if top:
         score = min(score, ranked[top - 1][1])
     return [*ranked[:top], (offset, score), *[p for p in ranked[top:] if p[0] != offset]]
+
+
+def best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Rows (offset, score) by score, best first; equal scores (the same passage in two
+    documents) in the rows' order in the table, not in the order Lance gave them, which
+    varies between concurrent searches: the same search shows the same copy."""
+    return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
+
+
+def fused(
+    query: str,
+    keyword: list[dict[str, Any]],
+    semantic: list[dict[str, Any]],
+    similarity: Callable[[dict[str, Any]], float],
+    about: Callable[[], dict[str, float]],
+) -> list[tuple[int, float]]:
+    """Both rankings' candidates (rows with their ``OFFSET``; ``keyword``'s with BM25's
+    ``_score`` and their ``TERMS``, ``semantic``'s with their cosine ``_distance``) scored by
+    both measures, best first: ``similarity`` gives a keyword candidate's cosine with the
+    query, ``about`` each candidate document's (asked only for a question in other words, see
+    :data:`DOCUMENT_WEIGHT`). A clear winner of either ranking stands no lower than
+    :data:`CLEAR_WINNER_PLACE`."""
+    best = max((r["_score"] for r in keyword), default=0.0) or 1.0
+    counts = {r[OFFSET]: query_words_held(query, r[TERMS]) for r in keyword}
+    held = {offset: found / asked if asked else 1.0 for offset, (found, asked) in counts.items()}
+    complete = max(held.values(), default=0.0) >= 1.0
+    weight = keyword_weight(query, complete)
+    documents = {} if complete else about()
+    in_order = phrase_pattern(query) if complete else None
+    scored: dict[int, float] = {}
+    for row in keyword:
+        cosine = similarity(row)
+        weak = held[row[OFFSET]] < HELD_FLOOR and counts[row[OFFSET]][0] < 2
+        if weak and cosine < SIMILARITY_FLOOR:
+            continue  # a word in common, nothing in meaning: below the floor
+        words = row["_score"] / best * held[row[OFFSET]] ** 2
+        as_asked = (
+            in_order is not None
+            and held[row[OFFSET]] >= 1.0
+            and in_order.search(row[TERMS]) is not None
+        )
+        scored[row[OFFSET]] = (
+            weight * words
+            + (1 - weight) * cosine
+            + DOCUMENT_WEIGHT * documents.get(row.get("digest", ""), 0.0)
+            + PHRASE_WEIGHT * as_asked
+        )
+    for row in semantic:
+        if row[OFFSET] not in scored:
+            cosine = 1.0 - float(row["_distance"])
+            scored[row[OFFSET]] = (1 - weight) * cosine + DOCUMENT_WEIGHT * documents.get(
+                row.get("digest", ""), 0.0
+            )
+    ranked = best_first(scored.items())
+    winners = [
+        clear_winner(
+            [1.0 - float(r["_distance"]) for r in semantic], SEMANTIC_MARGIN, floor=SIMILARITY_FLOOR
+        ),
+        clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
+    ]
+    for winner, rows in zip(winners, (semantic, keyword), strict=True):
+        if winner:
+            ranked = lifted(ranked, rows[0][OFFSET])
+    return ranked

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
@@ -25,15 +25,7 @@ from bucketdigest.search.cache import IndexCache, IndexCacheSettings, open_cache
 from bucketdigest.search.filters import accepts, narrowing
 from bucketdigest.search.flat import OFFSET as _OFFSET
 from bucketdigest.search.flat import FlatVectors
-from bucketdigest.search.fusion import (
-    DOCUMENT_WEIGHT,
-    KEYWORD_MARGIN,
-    PHRASE_WEIGHT,
-    SEMANTIC_MARGIN,
-    clear_winner,
-    keyword_weight,
-    lifted,
-)
+from bucketdigest.search.fusion import SIMILARITY_FLOOR, best_first, fused
 from bucketdigest.search.held import HeldTables
 from bucketdigest.search.hit import Hit, merged_hits
 from bucketdigest.search.index import TERMS
@@ -48,10 +40,10 @@ from bucketdigest.search.lost_parts import (
 )
 from bucketdigest.search.picking import Pick, picked
 from bucketdigest.search.request import MAX_LIMIT, Level, Mode, SearchRequest
-from bucketdigest.search.snippet import make_snippet, query_words_held
+from bucketdigest.search.snippet import make_snippet
 from bucketdigest.search.stand_in import OnceMade, StandIn
 from bucketdigest.search.tables import open_tables, sql_quoted
-from bucketdigest.search.terms import any_words, full_text_query, phrase, phrase_pattern
+from bucketdigest.search.terms import any_words, full_text_query, phrase
 from bucketdigest.shared.config import StoreSettings, open_store
 from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged
@@ -68,19 +60,6 @@ NPROBES = 20
 
 KNOWN_WORD_CHARS = 4
 """Shorter words the model knows (the, and, of) say nothing about whether a query does."""
-SIMILARITY_FLOOR = 0.25
-"""A semantic hit's cosine similarity must reach this to be a hit at all (all-MiniLM-L6-v2:
-unrelated passages score about 0 to 0.15): without it every search returns its limit, OCR noise
-included. A keyword hit must match the query's words; in hybrid, one holding less than
-:data:`HELD_FLOOR` of them must reach this similarity too."""
-HELD_FLOOR = 0.5
-"""Hybrid: a passage holding this share of the query's words (a code, a name, half a pasted
-span) or more than one of them is a hit whatever its meaning; one sharing a single word of a
-longer query (a word of a question the documents cannot answer) must come close in meaning, so
-such a question gets no hit rather than weak ones with negative scores. Two words held keep a
-hit the model cannot vouch for: its English model reads neither CJK nor an image's few words
-as close to a question about them."""
-
 QUERY_VECTORS_KEPT = 256
 DOCUMENT_VECTORS_KEPT = 20_000
 """Documents' mean vectors a searcher keeps in memory (1.5 KiB each), and as many documents'
@@ -99,13 +78,6 @@ _PICKING = ("digest", "fingerprint")
 """Columns of every chunk candidate that decide which are shown (:func:`.picking.picked`)."""
 _HELD = tuple(dict.fromkeys((*_PICKING, TERMS, *_CHUNK_COLUMNS, *_DOCUMENT_COLUMNS)))
 """The columns a small table holds in memory (:mod:`.held`), those it has."""
-
-
-def _best_first(ranked: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Rows (offset, score) by score, best first; equal scores (the same passage in two
-    documents) in the rows' order in the table, not in the order Lance gave them, which
-    varies between concurrent searches: the same search shows the same copy."""
-    return sorted(ranked, key=lambda pair: (-pair[1], pair[0]))
 
 
 def _says_a_known_word(query: str) -> bool:
@@ -323,14 +295,14 @@ class Searcher:
         if mode is Mode.KEYWORD:
             try:
                 rows = self._keyword(table, request, fetch, columns)
-                ranked = _best_first((r[_OFFSET], r["_score"]) for r in rows)
+                ranked = best_first((r[_OFFSET], r["_score"]) for r in rows)
                 return ranked, {r[_OFFSET]: r for r in rows}
             except LostIndexPart as exc:  # the words cannot be looked up: by meaning
                 self._unanswerable("keyword", table, exc)
                 mode = Mode.SEMANTIC
         if mode is Mode.SEMANTIC:
             rows = self._semantic(table, request, fetch, columns)
-            ranked = _best_first((r[_OFFSET], 1.0 - r["_distance"]) for r in rows)
+            ranked = best_first((r[_OFFSET], 1.0 - r["_distance"]) for r in rows)
             return ranked, {r[_OFFSET]: r for r in rows}
         return self._fused(table, request, fetch, columns)
 
@@ -374,57 +346,21 @@ class Searcher:
         if held_columns:
             keyword = self._filled(table, keyword, scoring)
         vector = self._vector(request.query)  # embedded by then when meaning was asked
-        best = max((r["_score"] for r in keyword), default=0.0) or 1.0
-        counts = {r[_OFFSET]: query_words_held(request.query, r[TERMS]) for r in keyword}
-        held = {
-            offset: found / asked if asked else 1.0 for offset, (found, asked) in counts.items()
-        }
-        complete = max(held.values(), default=0.0) >= 1.0
-        weight = keyword_weight(request.query, complete)
-        about: dict[str, float] = {}
-        if chunks and not complete:
-            about = self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
-        in_order = phrase_pattern(request.query) if complete else None
-        scored: dict[int, float] = {}
-        for row in keyword:
+
+        def similarity(row: dict[str, Any]) -> float:
+            """A keyword candidate's cosine with the query (every row the keyword query can
+            give was read into ``flat`` where there is one)."""
             if flat is None:
-                similarity = float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
-            else:  # every row the keyword query can give was read into it
-                kept = flat.vector(row[_OFFSET])
-                similarity = 0.0 if kept is None else float(np.dot(kept, vector))
-            weak = held[row[_OFFSET]] < HELD_FLOOR and counts[row[_OFFSET]][0] < 2
-            if weak and similarity < SIMILARITY_FLOOR:
-                continue  # a word in common, nothing in meaning: below the floor
-            words = row["_score"] / best * held[row[_OFFSET]] ** 2
-            as_asked = (
-                in_order is not None
-                and held[row[_OFFSET]] >= 1.0
-                and in_order.search(row[TERMS]) is not None
-            )
-            scored[row[_OFFSET]] = (
-                weight * words
-                + (1 - weight) * similarity
-                + DOCUMENT_WEIGHT * about.get(row.get("digest", ""), 0.0)
-                + PHRASE_WEIGHT * as_asked
-            )
-        for row in semantic:
-            if row[_OFFSET] not in scored:
-                similarity = 1.0 - float(row["_distance"])
-                scored[row[_OFFSET]] = (1 - weight) * similarity + DOCUMENT_WEIGHT * about.get(
-                    row.get("digest", ""), 0.0
-                )
-        ranked = _best_first(scored.items())
-        winners = [
-            clear_winner(
-                [1.0 - float(r["_distance"]) for r in semantic],
-                SEMANTIC_MARGIN,
-                floor=SIMILARITY_FLOOR,
-            ),
-            clear_winner([float(r["_score"]) for r in keyword], KEYWORD_MARGIN, relative=True),
-        ]
-        for winner, rows in zip(winners, (semantic, keyword), strict=True):
-            if winner:
-                ranked = lifted(ranked, rows[0][_OFFSET])
+                return float(np.dot(np.asarray(row["vector"], dtype=np.float32), vector))
+            kept = flat.vector(row[_OFFSET])
+            return 0.0 if kept is None else float(np.dot(kept, vector))
+
+        def about() -> dict[str, float]:
+            if not chunks:
+                return {}
+            return self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
+
+        ranked = fused(request.query, keyword, semantic, similarity, about)
         return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
 
     def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:

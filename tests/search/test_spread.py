@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bucketdigest.search import fusion, query, terms
+from bucketdigest.search import fusion, terms
 from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.picking import leading_document
 from bucketdigest.search.query import Searcher
@@ -305,7 +305,7 @@ def test_a_passage_with_a_word_changed_is_a_near_duplicate_and_another_passage_i
 
 
 def test_a_lone_semantic_hit_just_over_the_floor_is_no_clear_winner() -> None:
-    floor, margin = query.SIMILARITY_FLOOR, fusion.SEMANTIC_MARGIN
+    floor, margin = fusion.SIMILARITY_FLOOR, fusion.SEMANTIC_MARGIN
     assert not fusion.clear_winner([floor + margin / 2], margin, floor=floor)
     assert fusion.clear_winner([floor + margin * 2], margin, floor=floor)
     assert fusion.clear_winner([0.9, 0.9 - margin * 2], margin, floor=floor)
