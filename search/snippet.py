@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bucketdigest.search.terms import CJK_RUN, cjk_pairs
+from bucketdigest.search.terms import CJK_RUN, STOPWORDS, cjk_pairs
 from bucketdigest.shared.pagetext import readable_text
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -21,42 +21,6 @@ WINDOW_WIDTHS = 6
 """A snippet is made from the lines of a chunk within this many snippet widths around its
 densest matches (the rest would be made readable only to be cut away)."""
 _ENDINGS = ("ings", "ing", "edly", "ed", "es", "s", "e", "ly")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "from",
-        "how",
-        "in",
-        "is",
-        "it",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "with",
-        "about",
-        "do",
-        "does",
-    ]
-)
 
 
 @dataclass(frozen=True)
