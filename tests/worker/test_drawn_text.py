@@ -92,6 +92,36 @@ def test_the_small_line_of_a_logo_is_read_with_its_large_lettering(
     assert text.index("Northwind") < text.index("The committee met")
 
 
+def test_a_picture_in_colour_is_read_in_grey(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tesseract's library read no word off some coloured lettering it read in grey (a
+    conference banner in two blues), and reads grey faster: every region and strip of a
+    picture in colour goes to it in grey, and its words are found."""
+    from bucketdigest.worker.digesters.doc_to_markdown import drawn_text
+
+    drawn_text._READ.clear()  # what an earlier test read of the same pixels
+    components = []
+    read_pixmap = drawn_text.read_pixmap
+
+    def recorded(pixmap: pymupdf.Pixmap, *args: object) -> object:
+        components.append(pixmap.n)
+        return read_pixmap(pixmap, *args)
+
+    monkeypatch.setattr(drawn_text, "read_pixmap", recorded)
+    source = tmp_path / "letterhead.pdf"
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_image(pymupdf.Rect(40, 30, 250, 79), stream=_logo((0.1, 0.2, 0.5)))
+    page.insert_textbox(pymupdf.Rect(72, 160, 523, 500), BODY * 8, fontsize=11, fontname="tiro")
+    doc.save(source)
+
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+
+    assert "ACME ROBOTICS" in plain_text(conversion.pages[0])
+    assert components and set(components) == {1}
+
+
 def _textured_banner() -> bytes:
     """A poster's banner as a photograph-like picture: white lettering over a dark ground that
     shades from one side to the other, grained with noise (no grey covers much of it)."""

@@ -66,26 +66,14 @@ def page_dpi(width_pt: float, height_pt: float, dpi: int) -> int:
 
 
 def tesseract_pixmap(page: Any, dpi: int) -> Any:
-    """``page`` at ``dpi`` for Tesseract: in grey when none of its colours is, in colour
-    otherwise. Most scans are grey pictures, which MuPDF renders in colour unless asked,
-    three bytes a pixel to render, encode, decode and turn grey again; rendered grey, the
-    corpus's 40 scanned pages read in 68 s instead of 79, with the same facts, recall and
-    doubtful pages (docs/benchmarks.md). A page with anything in colour stays in colour:
-    Tesseract finds lines on each colour channel, and colour lettering on colour can be of one
-    grey."""
+    """``page`` at ``dpi`` in grey, as Tesseract reads best. MuPDF renders in colour unless
+    asked: three bytes a pixel to render and hand over, and Tesseract's library (5.5) read no
+    word off 2 of the OCR bench's 16 scanned pages with anything in colour (a chart, a page
+    of a multi-page scan) that it read in grey; in grey the 16 read in 14.2 s instead of 19.0,
+    with the same facts (docs/benchmarks.md)."""
     import pymupdf
 
-    grey = pymupdf.csGRAY if _grey(page) else pymupdf.csRGB
-    return page.get_pixmap(dpi=dpi, colorspace=grey)
-
-
-def _grey(page: Any) -> bool:
-    """Whether every picture on ``page`` is grey (or a mask) and every drawing too."""
-    pictures = page.get_image_info()
-    if not pictures or any(picture.get("colorspace", 3) > 1 for picture in pictures):
-        return False
-    colours = [d.get(key) for d in page.get_cdrawings() for key in ("color", "fill")]
-    return all(c is None or len(c) == 1 or len(set(c)) == 1 for c in colours)
+    return page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
 
 
 def _kept(

@@ -67,6 +67,11 @@ MAX_STRIPS = 4
 not lettering with a line beside it: its page reading is what it gives (of the 76 regions
 read on the benches' corpus, 63 leave 0 to 2 strips, the 11 over this are screenshots of
 programs and UML sheets, each costing 0.6-1.5 s more for its strips)."""
+GREY = pymupdf.csGRAY
+"""Regions are read in grey: Tesseract's library (5.5) read no word off two of the corpus's
+69 regions that look like print in colour, which it read in grey (a conference's banner in
+two blues over a cut line of the page's own text, a university's logo), and none the other
+way round; in grey the 69 read in 7.3 s instead of 8.1 (docs/benchmarks.md)."""
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _BLANK = re.compile(r"\n{3,}")
 
@@ -215,15 +220,15 @@ def _unread_strips(grey: np.ndarray, words: list[Word]) -> list[pymupdf.IRect]:
 
 def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
     """The words Tesseract is sure of in ``box``: read as a page, then each strip of letters
-    that reading left out read again as a block, in its place from the top."""
+    that reading left out read again as a block, in its place from the top. Both in grey
+    (:data:`GREY`)."""
     binary = shutil.which("tesseract") or "tesseract"
     zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
-    pixmap = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom))
+    pixmap = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom), colorspace=GREY)
     read = read_pixmap(pixmap, language, tessdata(), binary, "region")
     words = ocr_words(read.tsv, pixmap.width)
     parts = [(min((w.y0 for w in words), default=0.0), read.trusted, read.confidence)]
-    grey = pymupdf.Pixmap(pymupdf.csGRAY, pixmap)
-    rows = np.frombuffer(grey.samples, dtype=np.uint8).reshape(grey.height, grey.width)
+    rows = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width)
     strips = _unread_strips(rows, words)
     for found in strips if len(strips) <= MAX_STRIPS else ():
         margin = found.height
@@ -233,6 +238,7 @@ def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | N
         image = page.get_pixmap(
             clip=(strip / zoom + (box.x0, box.y0, box.x0, box.y0)) & box,
             matrix=pymupdf.Matrix(STRIP_DPI / 72, STRIP_DPI / 72),
+            colorspace=GREY,
         )
         again = read_pixmap(image, language, tessdata(), binary, "block")
         parts.append((float(found.y0), again.trusted, again.confidence))
