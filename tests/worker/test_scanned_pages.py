@@ -26,7 +26,9 @@ BOOK_LINES = [
 ]
 
 
-def _sandwich(path: Path, lines: list[tuple[int, int, int, str]], visible: bool = False) -> None:
+def _sandwich(
+    path: Path, lines: list[tuple[float, float, float, str]], visible: bool = False
+) -> None:
     """A one-page PDF as a scanner makes it: the page as one picture, the words laid over it
     as invisible text (``visible``: drawn on top, as a born-digital page with a background)."""
     printed = pymupdf.open()
@@ -118,3 +120,46 @@ def test_a_book_scanners_word_fitted_layer_reads_as_whole_sentences(
         "at night so that the bakers in town would not wait for flour.",
     ]
     assert conversion.running[0].header == ["12 THE OLD FARM. [Ch. II."]
+
+
+COLUMN = [
+    "There is a flag waving from it defiantly. A proud day it will",
+    "be when we haul it down. The women, it seems, did not",
+    "all leave the city before the bombardment began, and",
+    "I suppose they have determined to brave it out. Their",
+    "sacrifices and privations are worthy of a better cause,",
+    "and were they but on our side how we would worship",
+    "them. It is rumored in camp that reinforcements come.",
+]
+CAPTION = [
+    "Cannister shot is a tin cylinder with",
+    "iron heads, filled with balls packed",
+    "with saw-dust. The heads are movable,",
+    "and the edges of the tin are turned",
+    "down over them to hold them in place.",
+    "The balls are made of such a size",
+    "that seven of them lie in a bed.",
+]
+
+
+def test_a_caption_set_beside_a_scanned_column_reads_apart_from_it(tmp_path: Path) -> None:
+    """An old book's engraving with its caption in small type beside the text column: the
+    caption's lines stand nearly level with the column's, a few points apart, and are read
+    as a paragraph of their own, the column's sentences whole."""
+    gutter = 36 + max(pymupdf.get_text_length(text, fontsize=7) for text in CAPTION) + 6
+    lines: list[tuple[float, float, float, str]] = [
+        (36, 60, 10, "I have a great curiosity to see the court house at the top of the"),
+        (36, 73, 10, "hill. It stands there, and seems to be the target for many cannon."),
+    ]
+    lines += [(gutter, 96 + 13 * n, 10, text) for n, text in enumerate(COLUMN)]
+    lines += [(36, 101 + 7 * n, 7, text) for n, text in enumerate(CAPTION)]
+    source = tmp_path / "book.pdf"
+    _sandwich(source, lines)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    assert conversion.engines == ("scan",)
+    paragraphs = [p for p in conversion.pages[0].split("\n\n") if not p.startswith("![")]
+    assert paragraphs == [
+        f"{lines[0][3]} {lines[1][3]}",
+        " ".join(CAPTION),
+        " ".join(COLUMN),
+    ]

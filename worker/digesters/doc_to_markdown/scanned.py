@@ -5,11 +5,11 @@ scan) with the OCR's words laid over it as invisible text, or hidden under it. T
 model sees a page-sized picture and hands its text over as text inside a picture, a line at a
 time; pymupdf4llm drops invisible text altogether. Such a page is a page of body text. It is
 read from its text layer here: lines on one baseline put together, columns found at their
-gutter (and a page whose columns change within it read band by band), lines joined into
-paragraphs (a gap, an indented first line or a short last line ends one; a word broken at a
-line end joined as :mod:`plain_pages` joins it), a line set apart at the top or bottom of the
-page marked as a running head or foot (:mod:`running`), larger lines as headings. The scan
-itself is kept as the page's image.
+gutter (a caption in small type set beside a column too, and a page whose columns change
+within it read band by band), lines joined into paragraphs (a gap, an indented first line or
+a short last line ends one; a word broken at a line end joined as :mod:`plain_pages` joins
+it), a line set apart at the top or bottom of the page marked as a running head or foot
+(:mod:`running`), larger lines as headings. The scan itself is kept as the page's image.
 
 A text layer can be garbage (an old OCR pass over a poor scan): when most of its tokens are no
 words, the page gets only its image, and page-ocr reads it (it OCRs pages without text); the
@@ -40,6 +40,13 @@ MAX_IMAGE_PIXELS = 4_000_000
 """The scan kept as the page's image is rendered within this many pixels."""
 LETTER_SPACED = 0.3
 """A layer in which more of the tokens MuPDF reads are single letters spells its words apart."""
+OTHER_TYPE = 0.8
+"""Fragments of a scan's text layer whose heights are further apart than this ratio are of
+two lines in type of two sizes, however level they stand."""
+GUTTER = 0.5
+"""A gap between two lines side by side, as a share of the shorter one's height, that may be
+a column's gutter (level lines closer than a line's height are one line by then; a caption
+set beside a column leaves it two thirds of its line's height)."""
 MAX_SKEW = 0.2
 """Lines turned further than this (the sine of the angle, about 11 degrees) are not read: a
 scan is often a little skewed, and the OCR's words with it."""
@@ -181,13 +188,24 @@ def _level(one: _Line, other: _Line) -> bool:
     return abs((one.y0 + one.y1) - (other.y0 + other.y1)) / 2 < max(one.height, other.height) / 2
 
 
+def _other_type(one: _Line, other: _Line) -> bool:
+    """Whether two fragments of several words each are set in type of other heights (by more
+    than :data:`OTHER_TYPE`): a caption beside a column of body text, whose lines stand
+    nearly level with the column's, a gap of a few points apart. A layer that gives a word a
+    fragment fits each word's size to its width, so single words are not compared."""
+    if min(one.text.count(" "), other.text.count(" ")) < 2:
+        return False
+    return min(one.height, other.height) < OTHER_TYPE * max(one.height, other.height)
+
+
 def _printed_lines(fragments: list[_Line]) -> list[_Line]:
     """The printed lines, put together from the layer's fragments, top to bottom. Left to
     right, a fragment joins the line whose last fragment stands level with it (:func:`_level`)
     and ends close before it, by the taller one's measure (a little further after a section
     number, ``2   Overview``); on a skewed scan the last fragment is the one level with the
-    next. A wider gap (a column's gutter) starts another line. A line's height and size are
-    its fragments' middle ones, so wobbling baselines cancel out."""
+    next. A wider gap (a column's gutter), or type of another height (:func:`_other_type`),
+    starts another line. A line's height and size are its fragments' middle ones, so wobbling
+    baselines cancel out."""
     lines: list[tuple[_Line, list[_Line]]] = []  # (the line, its fragments left to right)
     for fragment in sorted(fragments, key=lambda f: (f.x0, f.y0)):
         best, nearest = None, 0.0
@@ -196,6 +214,8 @@ def _printed_lines(fragments: list[_Line]) -> list[_Line]:
             gap, height = fragment.x0 - last.x1, max(fragment.height, last.height)
             numbered = _SECTION_NUMBER.fullmatch(last.text) is not None
             if gap < -0.3 * height or gap > (4.0 if numbered else 1.25) * height:
+                continue
+            if _other_type(fragment, last):
                 continue
             offset = abs((fragment.y0 + fragment.y1) - (last.y0 + last.y1))
             if _level(fragment, last) and (best is None or offset < nearest):
@@ -247,7 +267,7 @@ def _gutter(lines: list[_Line], width: float) -> tuple[float, float] | None:
     gaps: list[tuple[float, float]] = []  # (gap start, gap end: the right line's start)
     for row in _rows(lines):
         for left, right in itertools.pairwise(row):
-            if right.x0 - left.x1 >= 0.8 * min(left.height, right.height):
+            if right.x0 - left.x1 >= GUTTER * min(left.height, right.height):
                 gaps.append((left.x1, right.x0))
                 for x in range(
                     max(int(left.x1) + 1, middle.start), min(int(right.x0), middle.stop)
