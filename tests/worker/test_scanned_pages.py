@@ -163,3 +163,100 @@ def test_a_caption_set_beside_a_scanned_column_reads_apart_from_it(tmp_path: Pat
         " ".join(CAPTION),
         " ".join(COLUMN),
     ]
+
+
+def test_a_word_mupdf_strings_onto_the_line_above_is_read_in_its_own_line(
+    tmp_path: Path,
+) -> None:
+    """A book scanner's layer sets each space as a span of its own, its size fitted to the
+    gap to the next word laid down: when that word is of the next line, the space stands
+    tall enough that MuPDF strings the word onto the line before it ("stretched Then"). The
+    word is read in its own line."""
+    printed = [
+        (200, 240, "there was a light behind him. He"),
+        (200, 253, "got up and stretched his neck out"),
+        (200, 266, "about a minute, listening. Then he"),
+        (200, 279, "says, and listened some more."),
+    ]
+    words = []  # each line's words, where they are printed
+    for x, y, text in printed:
+        words.append([])
+        for word in text.split():
+            words[-1].append((word, x, y))
+            x += pymupdf.get_text_length(word + " ", fontname="tiro", fontsize=10)
+    then_he = words[2][-2:]  # laid down after "stretched", before the rest of its line
+    order = [*words[0], *words[1][:4], *then_he, *words[1][4:], *words[2][:-2], *words[3]]
+    scan = pymupdf.open()
+    page = scan.new_page(width=432, height=648)
+    for x, y, text in printed:
+        page.insert_text((x, y), text, fontname="tiro", fontsize=10)
+    picture = page.get_pixmap(dpi=100).tobytes("png")
+    doc = pymupdf.open()
+    page = doc.new_page(width=432, height=648)
+    page.insert_image(page.rect, stream=picture)
+    end: tuple[float, float] | None = None  # where the last word laid down ends
+    for word, x, y in order:
+        if end is not None:  # a space from there to this word, its size fitted to the gap
+            size = max(x - end[0], 2) / pymupdf.get_text_length(" ", fontname="helv", fontsize=1)
+            at = (end[0], (end[1] + y) / 2 + 2)
+            page.insert_text(at, " ", fontname="helv", fontsize=size, render_mode=3)
+        width = pymupdf.get_text_length(word, fontname="tiro", fontsize=10)
+        size = width / pymupdf.get_text_length(word, fontname="helv", fontsize=1)
+        page.insert_text((x, y), word, fontname="helv", fontsize=size, render_mode=3)
+        end = (x + width, y)
+    doc.save(tmp_path / "book.pdf")
+    with pymupdf.open(tmp_path / "book.pdf") as opened:
+        strung = [
+            "".join(span["text"] for span in line["spans"])
+            for block in opened[0].get_text("dict")["blocks"]
+            for line in block.get("lines", ())
+        ]
+    assert any("stretched Then" in line for line in strung), "MuPDF strings it on"
+
+    conversion = convert(tmp_path / "book.pdf", "pdf", tmp_path / "work", ConverterOptions())
+
+    text = plain_text(conversion.pages[0])
+    assert "He got up and stretched his neck out about a minute, listening. Then he says" in text
+
+
+def test_a_loose_line_of_a_skewed_scan_reads_in_its_order(tmp_path: Path) -> None:
+    """A justified line of a narrow column spaces its words wider than a line's height, so
+    the layer gives it in pieces; on a skewed scan its right end stands higher than its
+    left. The pieces are read as one line, left to right."""
+    pieces = ["tween my shoulders.", "Seemed like I'd die if I couldn't scratch.", "Well, I've"]
+    lines: list[tuple[float, float, float, str]] = [
+        (36, 100, 10, "It got to itching; and then my ear begun to itch; and next"),
+        (36, 113, 10, "my back, right in the middle of it, and then right be-"),
+    ]
+    x = 36.0
+    for n, piece in enumerate(pieces):
+        lines.append((x, 127 - 1.5 * n, 10, piece))
+        x += pymupdf.get_text_length(piece, fontsize=10) + 22  # half again a line's height
+    lines += [
+        (36, 140, 10, "noticed that thing plenty of times since. If you are with"),
+        (36, 153, 10, "the quality, or at a funeral, or trying to go to sleep."),
+    ]
+    source = tmp_path / "book.pdf"
+    _sandwich(source, lines)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    text = plain_text(conversion.pages[0])
+    assert "right between my shoulders. Seemed like I'd die if I couldn't scratch. Well, I've" in (
+        text
+    )
+
+
+def test_a_caption_between_two_lines_of_a_paragraph_follows_the_paragraph(
+    tmp_path: Path,
+) -> None:
+    """An engraving's caption in small type, left of the column and between two of its
+    lines (too few rows for a gutter): the paragraph reads whole, the caption after it."""
+    column = COLUMN[:5]
+    lines: list[tuple[float, float, float, str]] = [
+        (150, 100 + 13 * n, 10, text) for n, text in enumerate(column)
+    ]
+    lines.append((40, 100 + 13 * 2 + 6.5, 6, "THEY TIP-TOED ALONG."))
+    source = tmp_path / "book.pdf"
+    _sandwich(source, lines)
+    conversion = convert(source, "pdf", tmp_path / "work", ConverterOptions())
+    paragraphs = [p for p in conversion.pages[0].split("\n\n") if not p.startswith("![")]
+    assert paragraphs == [" ".join(column), "THEY TIP-TOED ALONG."]

@@ -18,6 +18,8 @@ problems say so.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import itertools
 import re
 import statistics
@@ -40,9 +42,13 @@ MAX_IMAGE_PIXELS = 4_000_000
 """The scan kept as the page's image is rendered within this many pixels."""
 LETTER_SPACED = 0.3
 """A layer in which more of the tokens MuPDF reads are single letters spells its words apart."""
-OTHER_TYPE = 0.8
+OTHER_TYPE = 0.75
 """Fragments of a scan's text layer whose heights are further apart than this ratio are of
 two lines in type of two sizes, however level they stand."""
+LOOSE = 3.0
+"""Pieces of one printed line stand at most this many line heights apart, unless the page's
+gutter stands between them: a justified line of a narrow column spaces its words by up to
+half again a line's height, wider than a gutter may be."""
 GUTTER = 0.5
 """A gap between two lines side by side, as a share of the shorter one's height, that may be
 a column's gutter (level lines closer than a line's height are one line by then; a caption
@@ -163,23 +169,42 @@ def _fragments(page: pymupdf.Page) -> list[_Line]:
     """The layer's horizontal lines as MuPDF groups them: a whole printed line for most OCR
     layers (Tesseract's renderer), a fragment of one, in no particular order, for the layers
     book-scanning OCR makes (every word a span of its own, at its own size fitted to the
-    printed word's width, on a wobbling baseline): :func:`_printed_lines` puts them together."""
+    printed word's width, on a wobbling baseline): :func:`_printed_lines` puts them together.
+    Such a layer sets each space as a span too, its size fitted to the gap to the next word
+    laid down, tall enough when that word is of the next line for MuPDF to string it onto the
+    line before ("stretched Then"): a line is cut where a word does not stand level with the
+    word before it."""
     found = []
     for block in page.get_text("dict", flags=_flags(page))["blocks"]:
         for line in block.get("lines", ()):
             if abs(line["dir"][1]) > MAX_SKEW:
                 continue
-            text = " ".join("".join(s["text"] for s in line["spans"]).split())
-            if not text:
-                continue
-            spans = [s for s in line["spans"] if s["text"].strip()]
-            # the words' own boxes: a space span (or MuPDF's) may stand taller than any word
-            y0 = statistics.median(s["bbox"][1] for s in spans)
-            y1 = statistics.median(s["bbox"][3] for s in spans)
-            x0, x1 = min(s["bbox"][0] for s in spans), max(s["bbox"][2] for s in spans)
-            size = statistics.median(s["size"] for s in spans)
-            found.append(_Line(text, x0, y0, x1, y1, size))
+            pieces: list[list[dict]] = []  # runs of spans whose words stand level
+            last_word: _Line | None = None
+            for span in line["spans"]:
+                if span["text"].strip():
+                    word = _fragment([span])
+                    if last_word is not None and not _level(last_word, word):
+                        pieces.append([])
+                    last_word = word
+                if not pieces:
+                    pieces.append([])
+                pieces[-1].append(span)
+            found += [
+                _fragment(piece) for piece in pieces if "".join(s["text"] for s in piece).strip()
+            ]
     return found
+
+
+def _fragment(spans: list[dict]) -> _Line:
+    """A run of a MuPDF line's spans as one fragment: its text, and the box and size of its
+    words (a space span, or MuPDF's, may stand taller than any word)."""
+    text = " ".join("".join(s["text"] for s in spans).split())
+    words = [s for s in spans if s["text"].strip()]
+    y0 = statistics.median(s["bbox"][1] for s in words)
+    y1 = statistics.median(s["bbox"][3] for s in words)
+    x0, x1 = min(s["bbox"][0] for s in words), max(s["bbox"][2] for s in words)
+    return _Line(text, x0, y0, x1, y1, statistics.median(s["size"] for s in words))
 
 
 def _level(one: _Line, other: _Line) -> bool:
@@ -198,30 +223,37 @@ def _other_type(one: _Line, other: _Line) -> bool:
     return min(one.height, other.height) < OTHER_TYPE * max(one.height, other.height)
 
 
-def _printed_lines(fragments: list[_Line]) -> list[_Line]:
+def _across(left: _Line, right: _Line, gutter: tuple[float, float] | None) -> bool:
+    """Whether ``gutter`` stands between ``left`` and ``right``."""
+    return gutter is not None and left.x1 <= gutter[0] + 1 and gutter[1] - 1 <= right.x0
+
+
+def _printed_lines(
+    fragments: list[_Line], reach: float = 1.25, gutter: tuple[float, float] | None = None
+) -> list[_Line]:
     """The printed lines, put together from the layer's fragments, top to bottom. Left to
     right, a fragment joins the line whose last fragment stands level with it (:func:`_level`)
     and ends close before it, by the taller one's measure (a little further after a section
     number, ``2   Overview``); on a skewed scan the last fragment is the one level with the
-    next. A wider gap (a column's gutter), or type of another height (:func:`_other_type`),
-    starts another line. A line's height and size are its fragments' middle ones, so wobbling
-    baselines cancel out."""
+    next. A gap wider than ``reach`` heights (a column's gutter), the page's ``gutter``, or
+    type of another height (:func:`_other_type`) starts another line. A line's height and
+    size are its fragments' middle ones, so wobbling baselines cancel out."""
     lines: list[tuple[_Line, list[_Line]]] = []  # (the line, its fragments left to right)
     for fragment in sorted(fragments, key=lambda f: (f.x0, f.y0)):
         best, nearest = None, 0.0
         for n, (_, taken) in enumerate(lines):
             last = taken[-1]
             gap, height = fragment.x0 - last.x1, max(fragment.height, last.height)
-            numbered = _SECTION_NUMBER.fullmatch(last.text) is not None
-            if gap < -0.3 * height or gap > (4.0 if numbered else 1.25) * height:
+            numbered = len(taken) == 1 and _SECTION_NUMBER.fullmatch(last.text) is not None
+            if gap < -0.3 * height or gap > (4.0 if numbered else reach) * height:
                 continue
-            if _other_type(fragment, last):
+            if _other_type(fragment, last) or _across(last, fragment, gutter):
                 continue
             offset = abs((fragment.y0 + fragment.y1) - (last.y0 + last.y1))
             if _level(fragment, last) and (best is None or offset < nearest):
                 best, nearest = n, offset
         if best is None:
-            copy = _Line(fragment.text, fragment.x0, fragment.y0, fragment.x1, fragment.y1, 0.0)
+            copy = dataclasses.replace(fragment, size=0.0)
             lines.append((copy, [fragment]))
             continue
         whole, taken = lines[best]
@@ -378,27 +410,61 @@ def _joined(row: list[_Line]) -> _Line:
 
 
 def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
-    """A run of lines as Markdown blocks: paragraphs and headings."""
+    """A run of lines as Markdown blocks: paragraphs and headings. Lines in smaller type
+    (:data:`OTHER_TYPE`) that stand between two lines of one paragraph (a caption beside the
+    column, an engraving's specks read as letters) follow that paragraph instead of cutting
+    it in two."""
     left = sorted(line.x0 for line in run)[len(run) // 10]
     right = sorted(line.x1 for line in run)[-1 - len(run) // 10]
     blocks: list[str] = []
     paragraph: list[str] = []
+    aside: list[str] = []
 
     def close() -> None:
-        if paragraph:
-            text = joined_lines(paragraph)
-            blocks.append("\\" + text if _LINE_START_SYNTAX.match(text) else text)
-            paragraph.clear()
+        for lines in (paragraph, aside):
+            if lines:
+                text = joined_lines(lines)
+                blocks.append("\\" + text if _LINE_START_SYNTAX.match(text) else text)
+                lines.clear()
 
-    previous: _Line | None = None
-    body = page.body
+    def small(line: _Line) -> bool:
+        return line.height < OTHER_TYPE * page.line_height
+
     steps = [
         b.y0 - a.y0 for a, b in itertools.pairwise(run) if 0 < b.y0 - a.y0 < 3 * page.line_height
     ]
     spacing = statistics.median(steps) if steps else page.spacing
-    for line in run:
+
+    def ends_paragraph(previous: _Line, line: _Line) -> bool:
+        step = line.y0 - previous.y0
+        indent = page.line_height
+        indented = line.x0 > left + indent and previous.x0 <= left + indent
+        short = previous.x1 < right - 3 * indent and _SENTENCE_END.search(previous.text)
+        return step > 1.5 * spacing or indented or bool(short)
+
+    previous: _Line | None = None
+    held: list[_Line] = []  # smaller lines after a line of an open paragraph
+    queue = collections.deque(run)
+    while queue or held:
+        if not queue:  # the run ends after them: they are read where they stand
+            close()
+            queue.extend(held)
+            held = []
+        line = queue.popleft()
+        if previous is not None and paragraph and not small(previous) and small(line):
+            held.append(line)
+            continue
+        if held:
+            if previous is not None and not ends_paragraph(previous, line):
+                aside += [h.text for h in held]  # the paragraph goes on past them
+            else:
+                close()
+                queue.extendleft(reversed([*held, line]))
+                held = []
+                continue
+            held = []
         if (
-            line.size >= 1.5 * body
+            line.size >= 1.5 * page.body
             and len(line.text.split()) <= 10
             and not _SENTENCE_END.search(line.text)
         ):
@@ -406,13 +472,8 @@ def _paragraphs(run: list[_Line], page: _PageMeasure) -> list[str]:
             blocks.append("#" * (ENCODED + round(line.size)) + " " + line.text)
             previous = None
             continue
-        if previous is not None:
-            step = line.y0 - previous.y0
-            indent = page.line_height
-            indented = line.x0 > left + indent and previous.x0 <= left + indent
-            short = previous.x1 < right - 3 * indent and _SENTENCE_END.search(previous.text)
-            if step > 1.5 * spacing or indented or short:
-                close()
+        if previous is not None and ends_paragraph(previous, line):
+            close()
         paragraph.append(line.text)
         previous = line
     close()
@@ -433,6 +494,11 @@ def scan_markdown(
         page.get_pixmap(matrix=pymupdf.Matrix(scale, scale)).save(image_dir / name)
         link = f"![page {page.number + 1}]({image_dir / name})"
     lines = _printed_lines(_fragments(page))
+    # a loose line's word spaces may be as wide as a gutter: its pieces join where none stands
+    gutter = _gutter(
+        [line for line in lines if word_share(line.text) >= WORD_SHARE], page.rect.width
+    )
+    lines = _printed_lines(lines, LOOSE, gutter)
     if word_share(" ".join(line.text for line in lines)) < WORD_SHARE:
         return link + "\n", False
     if not lines:
