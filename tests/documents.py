@@ -58,6 +58,20 @@ def scribbled_pdf(path: Path, seed: int = 3) -> Path:
     return path
 
 
+def printed_scan(lines: list[tuple[float, float, str]], size: float) -> pymupdf.Document:
+    """A one-page document whose page is a scan of ``lines`` (x, baseline, text) printed in
+    Times at ``size``: one picture, 100 dpi, for a text layer to be laid over."""
+    printed = pymupdf.open()
+    page = printed.new_page(width=432, height=648)
+    for x, y, text in lines:
+        page.insert_text((x, y), text, fontname="tiro", fontsize=size)
+    scan = page.get_pixmap(dpi=100).tobytes("png")
+    doc = pymupdf.open()
+    page = doc.new_page(width=432, height=648)
+    page.insert_image(page.rect, stream=scan)
+    return doc
+
+
 def book_scan_pdf(path: Path, lines: list[tuple[float, float, str]], seed: int = 1) -> Path:
     """A page as book-scanning OCR lays its text over the scan (the layers archives and
     libraries publish), not as Tesseract's renderer does: the page printed in Times, then
@@ -68,14 +82,8 @@ def book_scan_pdf(path: Path, lines: list[tuple[float, float, str]], seed: int =
     import random
 
     rng = random.Random(seed)
-    printed = pymupdf.open()
-    page = printed.new_page(width=432, height=648)
-    for x, y, text in lines:
-        page.insert_text((x, y), text, fontname="tiro", fontsize=11)
-    scan = page.get_pixmap(dpi=100).tobytes("png")
-    doc = pymupdf.open()
-    page = doc.new_page(width=432, height=648)
-    page.insert_image(page.rect, stream=scan)
+    doc = printed_scan(lines, 11)
+    page = doc[0]
     space = pymupdf.get_text_length(" ", fontname="tiro", fontsize=11)
     for x, y, text in lines:
         spans: list[tuple[float, str]] = []

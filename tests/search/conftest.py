@@ -9,6 +9,9 @@ import pytest
 from bucketdigest.ingestor.ingest import Ingestor
 from bucketdigest.ingestor.scan import FileFilter
 from bucketdigest.ingestor.sources import FolderSource
+from bucketdigest.search.indexer import index_bucket
+from bucketdigest.search.query import Searcher
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.stores.local import LocalStore
@@ -85,6 +88,20 @@ def digest_folder(store: Store, folder: Path) -> dict[str, str]:
     summary = Worker(store, settings).run()
     assert set(summary.outcomes) == {"done"}, summary.outcomes
     return {f.path: f.digest for f in report.files}
+
+
+def searched_files(root: Path, files: dict[str, str]) -> tuple[Searcher, dict[str, str]]:
+    """A searcher over a local bucket under ``root`` holding ``files`` (name → text), done
+    and indexed; and each file's hash by its name."""
+    for name, text in files.items():
+        path = root / "in" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    store = LocalStore(root / "bucket")
+    digests = digest_folder(store, root / "in")
+    settings = StoreSettings(bucket=str(root / "bucket"))
+    index_bucket(store, settings)
+    return Searcher.open(settings), digests
 
 
 def _digest_topics(root: Path) -> dict[str, str]:

@@ -7,13 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import STOPWORDS, any_words
-from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.stores.local import LocalStore
-from tests.search.conftest import digest_folder
+from tests.search.conftest import searched_files
 
 FILES = {
     "faq.md": "# Questions\n\nHow does one join? How does it end? Which is best? Does it?\n",
@@ -23,16 +20,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def searcher(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[str, str]]:
-    root = tmp_path_factory.mktemp("asking")
-    for name, text in FILES.items():
-        path = root / "in" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    store = LocalStore(root / "bucket")
-    digests = digest_folder(store, root / "in")
-    settings = StoreSettings(bucket=str(root / "bucket"))
-    index_bucket(store, settings)
-    return Searcher.open(settings), digests
+    return searched_files(tmp_path_factory.mktemp("asking"), FILES)
 
 
 def test_a_passage_sharing_only_the_asking_words_is_no_keyword_hit(

@@ -8,13 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import phrase_pattern
-from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.stores.local import LocalStore
-from tests.search.conftest import digest_folder
+from tests.search.conftest import searched_files
 
 SPAN = "the harbour pilot signals the tug before the ferry turns"
 SHUFFLED = (
@@ -38,15 +35,7 @@ def harbour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[st
         "rules/spoken.md": f"# Signals\n\nAt dusk {broken}, as the rules require.\n",
         "rules/other.md": "# Cargo\n\nContainers are stacked six high on the quay.\n",
     }
-    for name, text in files.items():
-        path = root / "in" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    store = LocalStore(root / "bucket")
-    digests = digest_folder(store, root / "in")
-    settings = StoreSettings(bucket=str(root / "bucket"))
-    index_bucket(store, settings)
-    return Searcher.open(settings), digests
+    return searched_files(root, files)
 
 
 def test_a_pasted_span_finds_the_passage_saying_it_in_its_order_first(

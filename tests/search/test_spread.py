@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import random
 import string
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bucketdigest.search import fusion, terms
-from bucketdigest.search.indexer import index_bucket
 from bucketdigest.search.picking import leading_document
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import PER_DOCUMENT, Mode, SearchRequest
-from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.errors import InvalidQuery
-from bucketdigest.shared.stores.local import LocalStore
-from tests.search.conftest import digest_folder
+from tests.search.conftest import searched_files
 
 REPEATED = "Keep the reactor coolant valve closed while the pumps are serviced."
 COPIED = (
@@ -91,8 +87,8 @@ def _section(n: int, task: str) -> str:
     return f"## Task {n}\n\n{REPEATED} {task} " + " ".join(f"Parts: {p}. {REPEATED}" for p in own)
 
 
-def _write(folder: Path) -> None:
-    files = {
+def _files() -> dict[str, str]:
+    return {
         "plant/manual.md": "# Plant manual\n\n"
         + "\n\n".join(_section(n, task) for n, task in enumerate(SECTIONS, 1)),
         "plant/valves.md": "# Valves\n\n## Coolant valve\n\nThe reactor coolant valve is a gate "
@@ -106,21 +102,11 @@ def _write(folder: Path) -> None:
         "stats/t.md": "# Statistics\n\n## Density of the Student t distribution\n\n"
         "f(x) = Γ((ν+1)/2) / (√(νπ) Γ(ν/2)) (1 + x²/ν)^(−(ν+1)/2)\n",  # noqa: RUF001  # noqa: RUF001
     }
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
 def spread(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[str, str]]:
-    root = tmp_path_factory.mktemp("spread")
-    _write(root / "in")
-    store = LocalStore(root / "bucket")
-    digests = digest_folder(store, root / "in")
-    settings = StoreSettings(bucket=str(root / "bucket"))
-    index_bucket(store, settings)
-    return Searcher.open(settings), digests
+    return searched_files(tmp_path_factory.mktemp("spread"), _files())
 
 
 @pytest.mark.parametrize("mode", list(Mode))

@@ -12,7 +12,7 @@ from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import is_scan_with_text, word_share
-from tests.documents import book_scan_pdf
+from tests.documents import book_scan_pdf, printed_scan
 
 HEAD = "400 BRITISH HUSBANDRY. [Ch. XIX."
 BOOK_LINES = [
@@ -186,14 +186,8 @@ def test_a_word_mupdf_strings_onto_the_line_above_is_read_in_its_own_line(
             x += pymupdf.get_text_length(word + " ", fontname="tiro", fontsize=10)
     then_he = words[2][-2:]  # laid down after "stretched", before the rest of its line
     order = [*words[0], *words[1][:4], *then_he, *words[1][4:], *words[2][:-2], *words[3]]
-    scan = pymupdf.open()
-    page = scan.new_page(width=432, height=648)
-    for x, y, text in printed:
-        page.insert_text((x, y), text, fontname="tiro", fontsize=10)
-    picture = page.get_pixmap(dpi=100).tobytes("png")
-    doc = pymupdf.open()
-    page = doc.new_page(width=432, height=648)
-    page.insert_image(page.rect, stream=picture)
+    doc = printed_scan(printed, 10)
+    page = doc[0]
     end: tuple[float, float] | None = None  # where the last word laid down ends
     for word, x, y in order:
         if end is not None:  # a space from there to this word, its size fitted to the gap
