@@ -82,6 +82,12 @@ class OcrPage:
         """The text of the trusted lines."""
         return self._text(self._trusted_lines())
 
+    def worded(self) -> OcrPage:
+        """The page without its lines that hold no token of two characters or more: what
+        Tesseract makes of an icon's strokes beside lettering ("P Y")."""
+        lines = [words for words in self._lines() if any(len(w.text) > 1 for w in words)]
+        return OcrPage(tuple(word for words in lines for word in words), self.tsv)
+
     @property
     def text(self) -> str:
         """Every word read, trusted or not."""

@@ -48,6 +48,20 @@ def test_lines_tesseract_is_unsure_of_are_left_out_and_a_noisy_page_is_doubtful(
     assert not parse_tsv(HEADER + "\n").doubtful, "a blank page is blank, not doubtful"
 
 
+def test_the_worded_reading_leaves_out_a_line_of_lone_letters() -> None:
+    """An icon beside a logo's lettering reads as a line of lone letters ("P Y"); a line
+    with a token of two characters (a number, a word) stays."""
+    lines = [["Centre", "for"], ["P", "Y"], ["Music"], ["21"]]
+    rows = [
+        _row(1, line, word, 90, text)
+        for line, texts in enumerate(lines, 1)
+        for word, text in enumerate(texts, 1)
+    ]
+    page = parse_tsv("\n".join([HEADER, *rows]) + "\n")
+    assert page.trusted == "Centre for P Y Music 21"
+    assert page.worded().trusted == "Centre for Music 21"
+
+
 def test_a_scribbled_page_gives_its_reading_marked_doubtful_out_of_search_and_a_scan_comes_through(
     tmp_path: Path,
 ) -> None:

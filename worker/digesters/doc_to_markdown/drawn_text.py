@@ -221,13 +221,14 @@ def _unread_strips(grey: np.ndarray, words: list[Word]) -> list[pymupdf.IRect]:
 def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | None:
     """The words Tesseract is sure of in ``box``: read as a page, then each strip of letters
     that reading left out read again as a block, in its place from the top. Both in grey
-    (:data:`GREY`)."""
+    (:data:`GREY`), lines without a word of two characters left out (an icon's strokes read
+    as letters)."""
     binary = shutil.which("tesseract") or "tesseract"
     zoom = min(DPI / 72, (MAX_PIXELS / max(box.get_area(), 1.0)) ** 0.5)
     pixmap = page.get_pixmap(clip=box, matrix=pymupdf.Matrix(zoom, zoom), colorspace=GREY)
     read = read_pixmap(pixmap, language, tessdata(), binary, "region")
     words = ocr_words(read.tsv, pixmap.width)
-    parts = [(min((w.y0 for w in words), default=0.0), read.trusted, read.confidence)]
+    parts = [(min((w.y0 for w in words), default=0.0), read.worded().trusted, read.confidence)]
     rows = np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width)
     strips = _unread_strips(rows, words)
     for found in strips if len(strips) <= MAX_STRIPS else ():
@@ -240,7 +241,7 @@ def _read(page: pymupdf.Page, box: pymupdf.Rect, language: str) -> DrawnText | N
             matrix=pymupdf.Matrix(STRIP_DPI / 72, STRIP_DPI / 72),
             colorspace=GREY,
         )
-        again = read_pixmap(image, language, tessdata(), binary, "block")
+        again = read_pixmap(image, language, tessdata(), binary, "block").worded()
         parts.append((float(found.y0), again.trusted, again.confidence))
     kept = [
         (text, confidence)
