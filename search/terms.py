@@ -228,8 +228,6 @@ def phrase(query: str) -> str | None:
 
 
 _WORD = re.compile(r"\w+")
-_WORD_CHARS = re.compile(r"\W+")
-"""What is not a word character: a query word without its punctuation."""
 
 
 def phrase_pattern(query: str) -> re.Pattern[str] | None:
@@ -251,7 +249,7 @@ def any_words(query: str) -> str:
     "which" and "does" in every question (question bench keyword doc@1 0.63 -> 0.64, hybrid
     doc@10 0.91 -> 0.92 and page@10 0.87 -> 0.88; known items the same)."""
     words = query.replace('"', " ").split()
-    said = [word for word in words if _WORD_CHARS.sub("", word).lower() not in STOPWORDS]
+    said = [word for word in words if "".join(_WORD.findall(word)).lower() not in STOPWORDS]
     return index_terms(" ".join(said or words))
 
 

@@ -84,7 +84,8 @@ class OcrPage:
 
     def worded(self) -> OcrPage:
         """The page without its lines that hold no token of two characters or more: what
-        Tesseract makes of an icon's strokes beside lettering ("P Y")."""
+        Tesseract makes of an icon's strokes beside lettering ("P Y"). Its ``tsv`` is still
+        the whole reading's."""
         lines = [words for words in self._lines() if any(len(w.text) > 1 for w in words)]
         return OcrPage(tuple(word for words in lines for word in words), self.tsv)
 

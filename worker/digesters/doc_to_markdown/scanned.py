@@ -179,7 +179,7 @@ def _fragments(page: pymupdf.Page) -> list[_Line]:
         for line in block.get("lines", ()):
             if abs(line["dir"][1]) > MAX_SKEW:
                 continue
-            pieces: list[list[dict]] = []  # runs of spans whose words stand level
+            pieces: list[list[dict]] = [[]]  # runs of spans whose words stand level
             last_word: _Line | None = None
             for span in line["spans"]:
                 if span["text"].strip():
@@ -187,12 +187,8 @@ def _fragments(page: pymupdf.Page) -> list[_Line]:
                     if last_word is not None and not _level(last_word, word):
                         pieces.append([])
                     last_word = word
-                if not pieces:
-                    pieces.append([])
                 pieces[-1].append(span)
-            found += [
-                _fragment(piece) for piece in pieces if "".join(s["text"] for s in piece).strip()
-            ]
+            found += [_fragment(p) for p in pieces if any(s["text"].strip() for s in p)]
     return found
 
 
