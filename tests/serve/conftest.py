@@ -123,8 +123,12 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     bucket = root / "bucket"
     token, _ = add_token(LocalStore(bucket), "client", (Scope.UPLOAD,))
     command = [sys.executable, "-m", "bucketdigest", "work", "--bucket", str(bucket)]
+    # a job still running at the end gets --grace before it is handed back (60 s by
+    # default, as long as the wait below): the module's last upload may still be converting
     worker = subprocess.Popen(
-        [*command, "--workers", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*command, "--workers", "2", "--grace", "5"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     settings = ServeSettings(
         store=StoreSettings(bucket=str(bucket)), port=0, token="f" * 24, sync_wait=300
