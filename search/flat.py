@@ -36,24 +36,23 @@ class FlatVectors:
     places: dict[int, int]
     """Offset → its row's place in :attr:`vectors`."""
 
+    word_vectors: np.ndarray | None = None
+    """Every row's word vector (unit length), where the table has them."""
+
     @classmethod
-    def of(cls, table: Any, column: str, kept: Sequence[str]) -> FlatVectors:
+    def of(
+        cls, table: Any, column: str, kept: Sequence[str], words: str | None = None
+    ) -> FlatVectors:
         """From an Arrow table read with :data:`OFFSET`, ``column`` (the vectors: fixed-size
-        lists; a missing one counts as nothing in common with any query) and ``kept``."""
-        rows = table.num_rows
-        dimensions = table.schema.field(column).type.list_size
-        lists = table.column(column).combine_chunks()
-        if lists.null_count:
-            lists = lists.fill_null(pa.scalar([0.0] * dimensions, type=lists.type))
-        values = lists.flatten().to_numpy(zero_copy_only=False)
-        vectors = np.nan_to_num(values.astype(np.float32)).reshape(rows, dimensions)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        lists; a missing one counts as nothing in common with any query), ``kept`` and
+        ``words`` (the word vectors' column, where there is one)."""
         offsets = table.column(OFFSET).to_numpy().astype(np.int64)
         return cls(
             offsets=offsets,
-            vectors=vectors / np.where(norms == 0, 1.0, norms),
+            vectors=unit_rows(table, column),
             columns={name: table.column(name).to_pylist() for name in kept},
             places={int(offset): place for place, offset in enumerate(offsets)},
+            word_vectors=None if words is None else unit_rows(table, words),
         )
 
     def holds(self, columns: Sequence[str]) -> bool:
@@ -99,3 +98,21 @@ class FlatVectors:
         """The unit vector of the row at ``offset`` (None: not a row read)."""
         place = self.places.get(int(offset))
         return None if place is None else self.vectors[place]
+
+    def word_vector(self, offset: int) -> np.ndarray | None:
+        """The word vector of the row at ``offset`` (None: not a row read, or none held)."""
+        place = self.places.get(int(offset))
+        return None if place is None or self.word_vectors is None else self.word_vectors[place]
+
+
+def unit_rows(table: Any, column: str) -> np.ndarray:
+    """``table``'s ``column`` of fixed-size lists as a matrix of unit rows (a missing or zero
+    vector: zeros, nothing in common with any query)."""
+    dimensions = table.schema.field(column).type.list_size
+    lists = table.column(column).combine_chunks()
+    if lists.null_count:
+        lists = lists.fill_null(pa.scalar([0.0] * dimensions, type=lists.type))
+    values = lists.flatten().to_numpy(zero_copy_only=False)
+    vectors = np.nan_to_num(values.astype(np.float32)).reshape(table.num_rows, dimensions)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)

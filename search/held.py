@@ -14,7 +14,7 @@ from typing import Any
 
 from bucketdigest.search.flat import OFFSET, FlatVectors
 from bucketdigest.search.held_words import HeldWords, as_indexed
-from bucketdigest.search.index import FULL_TEXT_INDEX, TERMS, VECTOR_INDEX_FROM
+from bucketdigest.search.index import FULL_TEXT_INDEX, TERMS, VECTOR_INDEX_FROM, WORD_VECTOR
 from bucketdigest.search.lost_parts import LostIndexPart, LostRows
 
 log = logging.getLogger(__name__)
@@ -63,13 +63,15 @@ class HeldTables:
         if table.count_rows() >= VECTOR_INDEX_FROM:
             return None
         kept = [name for name in self._columns if name in table.schema.names]
+        words = WORD_VECTOR if WORD_VECTOR in table.schema.names else None
+        vectors = ["vector", *([words] if words else [])]
         try:
-            read = self._read(table, {"columns": [OFFSET, "vector", *kept]})
+            read = self._read(table, {"columns": [OFFSET, *vectors, *kept]})
         except LostIndexPart:
             return None
         if sum(read.column(name).nbytes for name in kept) > HELD_COLUMNS_BYTES:
             kept = [name for name in self._always if name in kept]
-        return FlatVectors.of(read, "vector", kept)
+        return FlatVectors.of(read, "vector", kept, words)
 
     def words(self, table: Any) -> HeldWords | None:
         """``table``'s keyword ranking in memory, once built: the first ask starts building

@@ -30,6 +30,7 @@ from bucketdigest.search.location import IndexLocation
 from bucketdigest.shared import keys
 from bucketdigest.shared.embedding import DIMENSION, MODEL_NAME
 from bucketdigest.shared.errors import IndexDamaged, IndexMismatch, IndexNotFound
+from bucketdigest.shared.word_embedding import WORD_DIMENSION
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,9 +39,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 """2: ``terms``, the text as the full-text index tokenizes it (:mod:`.terms`); 3: a chunk's
-``terms`` lead with its headings, and its ``fingerprint`` finds the same passage elsewhere."""
+``terms`` lead with its headings, and its ``fingerprint`` finds the same passage elsewhere;
+4: a chunk's :data:`WORD_VECTOR`."""
 _MODEL_KEY = b"bucketdigest.embedding_model"
 _SCHEMA_KEY = b"bucketdigest.schema_version"
 REBUILD_HINT = "run `bucketdigest index --rebuild`"
@@ -48,6 +50,9 @@ TERMS = "terms"
 """The column the full-text index covers (:func:`.terms.index_terms` of what a chunk is
 matched by: :func:`.terms.matched_text`)."""
 FULL_TEXT_INDEX = f"{TERMS}_idx"
+WORD_VECTOR = "word_vector"
+"""A chunk's static word vector (:mod:`bucketdigest.shared.word_embedding`), of its headings
+and text: hybrid search's second reading of meaning (:data:`.fusion.WORD_WEIGHT`)."""
 
 VECTOR_INDEX_FROM = 20_000
 """From this many rows on, an IVF-SQ vector index (a brute-force scan of 100,000 rows takes
@@ -97,7 +102,8 @@ def _schema(*fields: pa.Field) -> pa.Schema:
 @functools.cache
 def chunk_schema() -> pa.Schema:
     """``text`` is the chunk's plain text; ``locations`` is ``source<TAB>path`` per line;
-    ``fingerprint`` a SimHash of its text (:func:`.terms.fingerprint`)."""
+    ``fingerprint`` a SimHash of its text (:func:`.terms.fingerprint`); :data:`WORD_VECTOR`
+    its word vector."""
     import pyarrow as pa
 
     return _schema(
@@ -106,6 +112,7 @@ def chunk_schema() -> pa.Schema:
         pa.field("page", pa.int32()),
         pa.field("part", pa.int32()),
         pa.field("headings", pa.list_(pa.string())),
+        pa.field(WORD_VECTOR, pa.list_(pa.float32(), WORD_DIMENSION)),
     )
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bucketdigest.search import generation, lease
-from bucketdigest.search.index import SearchIndex, chunk_schema, document_schema
+from bucketdigest.search.index import WORD_VECTOR, SearchIndex, chunk_schema, document_schema
 from bucketdigest.search.location import IndexLocation, index_location
 from bucketdigest.search.result_reading import read_one, read_results
 from bucketdigest.shared import keys
@@ -128,15 +128,19 @@ def _commit(index: SearchIndex, batch: list[DocumentRows], *, fresh: bool) -> No
     if not batch:
         return
     schema = chunk_schema()
-    columns: dict[str, list] = {name: [] for name in schema.names if name != "vector"}
+    stacked = {
+        "vector": np.concatenate([rows.vectors for rows in batch]),
+        WORD_VECTOR: np.concatenate([rows.word_vectors for rows in batch]),
+    }
+    columns: dict[str, list] = {name: [] for name in schema.names if name not in stacked}
     for rows in batch:
         for name in columns:
             columns[name].extend(rows.chunks[name])
-    vectors = np.concatenate([rows.vectors for rows in batch])
     arrays = {name: pa.array(columns[name], schema.field(name).type) for name in columns}
-    arrays["vector"] = pa.FixedSizeListArray.from_arrays(
-        pa.array(vectors.ravel(), pa.float32()), vectors.shape[1]
-    )
+    for name, vectors in stacked.items():
+        arrays[name] = pa.FixedSizeListArray.from_arrays(
+            pa.array(vectors.ravel(), pa.float32()), vectors.shape[1]
+        )
     chunk_table = pa.table(arrays, schema=schema)
     documents = pa.Table.from_pylist([rows.document for rows in batch], schema=document_schema())
     if fresh:

@@ -28,7 +28,7 @@ from bucketdigest.search.flat import FlatVectors
 from bucketdigest.search.fusion import SIMILARITY_FLOOR, best_first, fused
 from bucketdigest.search.held import HeldTables
 from bucketdigest.search.hit import Hit, merged_hits
-from bucketdigest.search.index import TERMS
+from bucketdigest.search.index import TERMS, WORD_VECTOR
 from bucketdigest.search.lost_parts import (
     LostIndexPart,
     LostRows,
@@ -49,6 +49,7 @@ from bucketdigest.shared.embedding import Embedder, known_word, query_embedder
 from bucketdigest.shared.errors import IndexDamaged
 from bucketdigest.shared.naming import display_name
 from bucketdigest.shared.store import Store
+from bucketdigest.shared.word_embedding import word_embedder
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +320,9 @@ class Searcher:
         flat = self._flat_vectors(table, request)
         scoring = (TERMS, *read)  # the keyword candidates' columns, from memory where held
         held_columns = flat is not None and flat.holds(scoring)
-        vectors = () if flat is not None else ("vector",)
+        # the candidates' vectors, read with them where they are not held in memory
+        words = (WORD_VECTOR,) if chunks and flat is None else ()
+        vectors = () if flat is not None else ("vector", *words)
         asked = partial(
             self._keyword, table, request, fetch, () if held_columns else (*scoring, *vectors)
         )
@@ -328,7 +331,7 @@ class Searcher:
             # the two rankings at once: Lance and the model let go of Python's lock while
             # they work, so a search waits for the slower of them, not for both
             pending = _keyword_queries().submit(asked)
-            semantic = self._semantic(table, request, fetch, read, held=True)
+            semantic = self._semantic(table, request, fetch, (*read, *words), held=True)
             try:
                 keyword = pending.result()
             except LostIndexPart as exc:  # by meaning alone
@@ -342,7 +345,7 @@ class Searcher:
             except LostIndexPart as exc:
                 self._unanswerable("keyword", table, exc)
                 keyword, held_words = [], None
-            semantic = self._semantic(table, request, fetch, read, held=held_words)
+            semantic = self._semantic(table, request, fetch, (*read, *words), held=held_words)
         if held_columns:
             keyword = self._filled(table, keyword, scoring)
         vector = self._vector(request.query)  # embedded by then when meaning was asked
@@ -360,7 +363,18 @@ class Searcher:
                 return {}
             return self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
 
-        ranked = fused(request.query, keyword, semantic, similarity, about)
+        asked_words = word_embedder().encode([request.query])[0] if chunks else None
+
+        def word_similarity(row: dict[str, Any]) -> float:
+            """A passage's cosine with the query in word vectors (documents have none)."""
+            if asked_words is None:
+                return 0.0
+            kept = row.get(WORD_VECTOR) if flat is None else flat.word_vector(row[_OFFSET])
+            if kept is None:
+                return 0.0
+            return float(np.dot(np.asarray(kept, dtype=np.float32), asked_words))
+
+        ranked = fused(request.query, keyword, semantic, similarity, about, word_similarity)
         return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
 
     def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:

@@ -23,12 +23,13 @@ from searching_data import (
 )
 from searching_results import indexing, quality
 
-from bucketdigest.search.index import SearchIndex, chunk_schema
+from bucketdigest.search.index import WORD_VECTOR, SearchIndex, chunk_schema
 from bucketdigest.search.location import index_location
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import fingerprints, index_terms
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.word_embedding import WORD_DIMENSION
 
 BATCH = 100_000
 BIN = Path(sys.executable).parent
@@ -66,6 +67,11 @@ def _fill(settings: StoreSettings, rows: int, rng: np.random.Generator) -> tuple
         }
         arrays = {k: pa.array(v, schema.field(k).type) for k, v in columns.items()}
         arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vectors.ravel()), 384)
+        # random: what a search reads of them, not what they mean, is measured here
+        words_read = unit_vectors(count, rng, WORD_DIMENSION)
+        arrays[WORD_VECTOR] = pa.FixedSizeListArray.from_arrays(
+            pa.array(words_read.ravel()), WORD_DIMENSION
+        )
         index.chunks.add(pa.table(arrays, schema=schema))
     written = time.perf_counter() - started
     started = time.perf_counter()

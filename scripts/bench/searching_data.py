@@ -46,8 +46,8 @@ def texts(count: int, words: np.ndarray, p: np.ndarray, rng: np.random.Generator
     return out
 
 
-def unit_vectors(count: int, rng: np.random.Generator) -> np.ndarray:
-    vectors = rng.standard_normal((count, DIMENSION), dtype=np.float32)
+def unit_vectors(count: int, rng: np.random.Generator, dimension: int = DIMENSION) -> np.ndarray:
+    vectors = rng.standard_normal((count, dimension), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
 

@@ -1,0 +1,61 @@
+"""Hybrid search reads meaning twice: the sentence model's vectors and the passages' static
+word vectors (:mod:`bucketdigest.shared.word_embedding`), which the index makes from each
+chunk's headings and text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bucketdigest.search import fusion
+from bucketdigest.search.index import WORD_VECTOR
+from bucketdigest.search.query import Searcher
+from bucketdigest.search.request import Mode, SearchRequest
+from bucketdigest.search.terms import matched_text
+from bucketdigest.shared.word_embedding import word_embedder
+from tests.search.conftest import searched_files
+
+RULES = {
+    "pier.md": "# Harbour\n\nHarbour rules: ships dock at the pier, sailors tie ropes and the "
+    "tide lifts the hulls.\n",
+    "market.md": "# Market\n\nHarbour rules for the market: bakers sell bread and cheese at the "
+    "harbour on Sundays.\n",
+    "duties.md": "# Duties\n\nHarbour rules on taxes: the clerk records duties paid on every "
+    "harbour crossing.\n",
+    "choir.md": "# Choir\n\nHarbour rules of the choir: singers rehearse hymns in the harbour "
+    "chapel at dawn.\n",
+}
+QUESTION = "harbour rules for money"
+"""Every passage holds "harbour rules"; the one about taxes and duties answers, in words the
+question does not use. The sentence model alone puts the pier first."""
+
+
+@pytest.fixture(scope="module")
+def harbour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[str, str]]:
+    searcher, digests = searched_files(tmp_path_factory.mktemp("words"), RULES)
+    return searcher, {digest: name.rsplit("/", 1)[-1] for name, digest in digests.items()}
+
+
+def test_the_index_holds_each_chunks_word_vector_of_its_headings_and_text(
+    harbour: tuple[Searcher, dict[str, str]],
+) -> None:
+    searcher, _ = harbour
+    rows = searcher.chunks.to_table(columns=["text", "headings", WORD_VECTOR]).to_pylist()
+    assert len(rows) == len(RULES)
+    made = word_embedder().encode([matched_text(r["text"], r["headings"]) for r in rows])
+    held = np.array([r[WORD_VECTOR] for r in rows], dtype=np.float32)
+    assert np.allclose(held, made, atol=1e-6)
+    assert np.allclose(np.linalg.norm(held, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("file_type", [None, "md"], ids=["held-in-memory", "index-ranked"])
+def test_a_question_in_other_words_finds_the_passage_its_words_mean(
+    harbour: tuple[Searcher, dict[str, str]],
+    file_type: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    searcher, names = harbour
+    request = SearchRequest(QUESTION, mode=Mode.HYBRID, file_type=file_type)
+    assert [names[h.digest] for h in searcher.search(request)][:2] == ["duties.md", "pier.md"]
+    monkeypatch.setattr(fusion, "WORD_WEIGHT", 0.0)
+    assert names[searcher.search(request)[0].digest] == "pier.md", "without the word vectors"
