@@ -60,14 +60,15 @@ the same words alike (the same license sentence in a dozen manuals, a phrase of 
 two sections). Known items, hybrid R@1: exact spans 0.89 -> 0.98, headings 0.41 -> 0.49
 (0.2: 0.96 and 0.49; 0.1: 0.94 and 0.49); questions in other words the same (they rarely hold
 every word)."""
-WORD_WEIGHT = 0.1
-"""Hybrid: a passage's cosine with the query in static word vectors (WordLlama,
-:mod:`bucketdigest.shared.word_embedding`) is added at this weight to every candidate: a second
-reading of meaning that errs elsewhere than all-MiniLM-L6-v2. On the question bench (227
-questions), against none: 0.1 put the right document first for 4 more and for none fewer,
-with 198 answering pages in the top ten against 199; 0.15 +4 -1 (198); 0.2 +4 -1 (199), but
-known items' exact spans R@1 0.98 -> 0.97; 0.25 +5 -1 (200); 0.3 +6 -2; 0.5 +8 -5 and page@10
-0.88 -> 0.86."""
+WORD_WEIGHT = 0.3
+"""Hybrid, questions in other words (no candidate holds every word of the query): a passage's
+cosine with the query in static word vectors (WordLlama, :mod:`bucketdigest.shared.word_embedding`)
+is added at this weight: a second reading of meaning that errs elsewhere than all-MiniLM-L6-v2.
+On the question bench (227 questions), against none: 0.2 put the right document first for 3
+more and 1 fewer, 0.25 +6 -1, 0.3 +7 -1 (doc@1 0.73 -> 0.75), 0.35 +7 -1, 0.4 +8 -2, with 198
+answering pages in the top ten against 199 (0.5: 194). A query some passage holds whole (a
+pasted span, a known item) is left to its words: added there too, it cost exact spans R@1
+0.98 -> 0.97."""
 LEADING_DOCUMENT_MARGIN = 0.1
 """Hybrid: a document whose best passage scores this much above every other document's best
 is the one the question is about, and its passages are not capped per document
@@ -146,9 +147,9 @@ def fused(
     ``_score`` and their ``TERMS``, ``semantic``'s with their cosine ``_distance``) scored by
     both measures, best first: ``similarity`` gives a keyword candidate's cosine with the
     query, ``about`` each candidate document's (asked only for a question in other words, see
-    :data:`DOCUMENT_WEIGHT`), ``word_similarity`` any candidate's cosine in word vectors
-    (:data:`WORD_WEIGHT`). A clear winner of either ranking stands no lower than
-    :data:`CLEAR_WINNER_PLACE`."""
+    :data:`DOCUMENT_WEIGHT`), ``word_similarity`` a candidate's cosine in word vectors (asked
+    only for such a question too, see :data:`WORD_WEIGHT`). A clear winner of either ranking
+    stands no lower than :data:`CLEAR_WINNER_PLACE`."""
     best = max((r["_score"] for r in keyword), default=0.0) or 1.0
     counts = {r[OFFSET]: query_words_held(query, r[TERMS]) for r in keyword}
     held = {offset: found / asked if asked else 1.0 for offset, (found, asked) in counts.items()}
@@ -156,6 +157,7 @@ def fused(
     weight = keyword_weight(query, complete)
     documents = {} if complete else about()
     in_order = phrase_pattern(query) if complete else None
+    by_words = 0.0 if complete else WORD_WEIGHT
     scored: dict[int, float] = {}
     for row in keyword:
         cosine = similarity(row)
@@ -173,7 +175,7 @@ def fused(
             + (1 - weight) * cosine
             + DOCUMENT_WEIGHT * documents.get(row.get("digest", ""), 0.0)
             + PHRASE_WEIGHT * as_asked
-            + WORD_WEIGHT * word_similarity(row)
+            + (by_words * word_similarity(row) if by_words else 0.0)
         )
     for row in semantic:
         if row[OFFSET] not in scored:
@@ -181,7 +183,7 @@ def fused(
             scored[row[OFFSET]] = (
                 (1 - weight) * cosine
                 + DOCUMENT_WEIGHT * documents.get(row.get("digest", ""), 0.0)
-                + WORD_WEIGHT * word_similarity(row)
+                + (by_words * word_similarity(row) if by_words else 0.0)
             )
     ranked = best_first(scored.items())
     winners = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import cache, partial
@@ -320,9 +320,7 @@ class Searcher:
         flat = self._flat_vectors(table, request)
         scoring = (TERMS, *read)  # the keyword candidates' columns, from memory where held
         held_columns = flat is not None and flat.holds(scoring)
-        # the candidates' vectors, read with them where they are not held in memory
-        words = (WORD_VECTOR,) if chunks and flat is None else ()
-        vectors = () if flat is not None else ("vector", *words)
+        vectors = () if flat is not None else ("vector",)
         asked = partial(
             self._keyword, table, request, fetch, () if held_columns else (*scoring, *vectors)
         )
@@ -331,7 +329,7 @@ class Searcher:
             # the two rankings at once: Lance and the model let go of Python's lock while
             # they work, so a search waits for the slower of them, not for both
             pending = _keyword_queries().submit(asked)
-            semantic = self._semantic(table, request, fetch, (*read, *words), held=True)
+            semantic = self._semantic(table, request, fetch, read, held=True)
             try:
                 keyword = pending.result()
             except LostIndexPart as exc:  # by meaning alone
@@ -345,7 +343,7 @@ class Searcher:
             except LostIndexPart as exc:
                 self._unanswerable("keyword", table, exc)
                 keyword, held_words = [], None
-            semantic = self._semantic(table, request, fetch, (*read, *words), held=held_words)
+            semantic = self._semantic(table, request, fetch, read, held=held_words)
         if held_columns:
             keyword = self._filled(table, keyword, scoring)
         vector = self._vector(request.query)  # embedded by then when meaning was asked
@@ -363,19 +361,41 @@ class Searcher:
                 return {}
             return self._about(vector, {r["digest"] for r in (*keyword, *semantic)})
 
-        asked_words = word_embedder().encode([request.query])[0] if chunks else None
+        known_words: dict[int, Any] | None = None
+        asked_words: Any = None
 
         def word_similarity(row: dict[str, Any]) -> float:
-            """A passage's cosine with the query in word vectors (documents have none)."""
-            if asked_words is None:
+            """A passage's cosine with the query in word vectors (documents have none), the
+            candidates' read on the first ask."""
+            nonlocal known_words, asked_words
+            if not chunks:
                 return 0.0
-            kept = row.get(WORD_VECTOR) if flat is None else flat.word_vector(row[_OFFSET])
-            if kept is None:
-                return 0.0
-            return float(np.dot(np.asarray(kept, dtype=np.float32), asked_words))
+            if known_words is None:
+                known_words = self._word_vectors(table, flat, (*keyword, *semantic))
+                asked_words = word_embedder().encode([request.query])[0]
+            kept = known_words.get(row[_OFFSET])
+            return 0.0 if kept is None else float(np.dot(kept, asked_words))
 
         ranked = fused(request.query, keyword, semantic, similarity, about, word_similarity)
         return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
+
+    def _word_vectors(
+        self, table: Any, flat: FlatVectors | None, rows: Iterable[dict[str, Any]]
+    ) -> dict[int, Any]:
+        """The word vectors of ``rows`` by offset: from memory where the table is held there,
+        else one read of them all (read along with the rankings' candidates, they doubled a
+        filtered search on an S3 index: 187 -> 372 ms at 10,000 chunks on moto)."""
+        import numpy as np
+
+        offsets = sorted({int(row[_OFFSET]) for row in rows})
+        if flat is not None:
+            return {offset: flat.word_vector(offset) for offset in offsets}
+        taken = self._take(table, offsets, (WORD_VECTOR,)) if offsets else []
+        return {
+            offset: np.asarray(row[WORD_VECTOR], dtype=np.float32)
+            for offset, row in zip(offsets, taken, strict=True)
+            if row[WORD_VECTOR] is not None
+        }
 
     def _about(self, vector: Any, digests: set[str]) -> dict[str, float]:
         """How close each document of ``digests`` is, as a whole, to the query's ``vector``

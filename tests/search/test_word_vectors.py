@@ -59,3 +59,14 @@ def test_a_question_in_other_words_finds_the_passage_its_words_mean(
     assert [names[h.digest] for h in searcher.search(request)][:2] == ["duties.md", "pier.md"]
     monkeypatch.setattr(fusion, "WORD_WEIGHT", 0.0)
     assert names[searcher.search(request)[0].digest] == "pier.md", "without the word vectors"
+
+
+def test_a_query_a_passage_holds_whole_is_left_to_its_words(
+    harbour: tuple[Searcher, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searcher, names = harbour
+    request = SearchRequest("harbour rules", mode=Mode.HYBRID)  # every passage holds them
+    ranked = [names[h.digest] for h in searcher.search(request)]
+    assert len(ranked) == len(RULES)
+    monkeypatch.setattr(fusion, "WORD_WEIGHT", 10.0)
+    assert [names[h.digest] for h in searcher.search(request)] == ranked

@@ -21,23 +21,23 @@ from bucketdigest.shared.word_embedding import (
     word_embedder,
 )
 
-MARGINS = "how do I change the page margins"
-GEOMETRY = "The geometry package sets the width of the text block and the space around it."
-BIBLIOGRAPHY = "Bibliography entries are sorted by the authors' family names."
+STEERING = "how do sailors steer a ship in a storm"
+HELM = "The helmsman keeps the vessel's bow into the waves when the wind rises."
+MARKET = "Bakers sell bread and cheese at the market on Sundays."
 
 
 def test_the_packaged_model_reads_as_its_own_package_does() -> None:
     from wordllama import WordLlama
 
     folder = packaged_word_model()[0].parent.parent
-    theirs = WordLlama.load(cache_dir=folder, disable_download=True)
-    texts = [MARGINS, GEOMETRY, "Pop. 1,234 — ﬁnal Ünïcode 日本語 \u2028 x"]
+    theirs = WordLlama.load(cache_dir=folder, trunc_dim=WORD_DIMENSION, disable_download=True)
+    texts = [STEERING, HELM, "Pop. 1,234 — ﬁnal Ünïcode 日本語 \u2028 x"]
     assert np.allclose(word_embedder().encode(texts), theirs.embed(texts, norm=True), atol=1e-6)
 
 
 def test_a_question_is_closer_to_the_passage_that_means_it_than_to_another() -> None:
-    question, meant, other = word_embedder().encode([MARGINS, GEOMETRY, BIBLIOGRAPHY])
-    assert float(question @ meant) > float(question @ other) + 0.05
+    question, meant, other = word_embedder().encode([STEERING, HELM, MARKET])
+    assert float(question @ meant) > float(question @ other) + 0.2
 
 
 @given(st.lists(st.text(max_size=300), max_size=5))
