@@ -75,8 +75,10 @@ class WordEmbedder:
         vectors = np.zeros((len(texts), WORD_DIMENSION), dtype=np.float32)
         if not texts:
             return vectors
-        # without offsets: a third faster, and what an index of many chunks waits for
-        encoded = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        if len(texts) == 1:  # a query: on this thread, not handed to the tokenizer's pool
+            encoded = [self._tokenizer.encode(texts[0], add_special_tokens=False)]
+        else:  # without offsets: a third faster, what an index of many chunks waits for
+            encoded = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
         lengths = np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))
         read = lengths > 0
         if not read.any():
