@@ -157,7 +157,11 @@ def fused(
     weight = keyword_weight(query, complete)
     documents = {} if complete else about()
     in_order = phrase_pattern(query) if complete else None
-    by_words = 0.0 if complete else WORD_WEIGHT
+
+    def by_words(row: dict[str, Any]) -> float:
+        """The word vectors' share of a question's score (none asked for a pasted span)."""
+        return 0.0 if complete else WORD_WEIGHT * word_similarity(row)
+
     scored: dict[int, float] = {}
     for row in keyword:
         cosine = similarity(row)
@@ -175,7 +179,7 @@ def fused(
             + (1 - weight) * cosine
             + DOCUMENT_WEIGHT * documents.get(row.get("digest", ""), 0.0)
             + PHRASE_WEIGHT * as_asked
-            + (by_words * word_similarity(row) if by_words else 0.0)
+            + by_words(row)
         )
     for row in semantic:
         if row[OFFSET] not in scored:
@@ -183,7 +187,7 @@ def fused(
             scored[row[OFFSET]] = (
                 (1 - weight) * cosine
                 + DOCUMENT_WEIGHT * documents.get(row.get("digest", ""), 0.0)
-                + (by_words * word_similarity(row) if by_words else 0.0)
+                + by_words(row)
             )
     ranked = best_first(scored.items())
     winners = [

@@ -371,7 +371,7 @@ class Searcher:
             if not chunks:
                 return 0.0
             if known_words is None:
-                known_words = self._word_vectors(table, flat, (*keyword, *semantic))
+                known_words = self._word_vectors(table, (*keyword, *semantic))
                 asked_words = word_embedder().encode([request.query])[0]
             kept = known_words.get(row[_OFFSET])
             return 0.0 if kept is None else float(np.dot(kept, asked_words))
@@ -379,18 +379,18 @@ class Searcher:
         ranked = fused(request.query, keyword, semantic, similarity, about, word_similarity)
         return ranked, {r[_OFFSET]: r for r in (*semantic, *keyword)}
 
-    def _word_vectors(
-        self, table: Any, flat: FlatVectors | None, rows: Iterable[dict[str, Any]]
-    ) -> dict[int, Any]:
-        """The word vectors of ``rows`` by offset: from memory where the table is held there,
-        else one read of them all (read along with the rankings' candidates, they doubled a
-        filtered search on an S3 index: 187 -> 372 ms at 10,000 chunks on moto)."""
+    def _word_vectors(self, table: Any, rows: Iterable[dict[str, Any]]) -> dict[int, Any]:
+        """The word vectors of ``rows`` by offset: from memory where the table is held there
+        (a filtered search too), else one read of them all (read along with the rankings'
+        candidates, they doubled a filtered search on an S3 index: 187 -> 372 ms at 10,000
+        chunks on moto)."""
         import numpy as np
 
         offsets = sorted({int(row[_OFFSET]) for row in rows})
-        if flat is not None:
-            return {offset: flat.word_vector(offset) for offset in offsets}
-        taken = self._take(table, offsets, (WORD_VECTOR,)) if offsets else []
+        held = self._held_tables.rows(table)
+        if held is not None and held.word_vectors is not None:
+            return {offset: held.word_vector(offset) for offset in offsets}
+        taken = table.take(offsets, columns=[WORD_VECTOR]).to_pylist() if offsets else []
         return {
             offset: np.asarray(row[WORD_VECTOR], dtype=np.float32)
             for offset, row in zip(offsets, taken, strict=True)

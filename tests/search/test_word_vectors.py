@@ -4,14 +4,19 @@ chunk's headings and text."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
 from bucketdigest.search import fusion
+from bucketdigest.search import held as holding
 from bucketdigest.search.index import WORD_VECTOR
 from bucketdigest.search.query import Searcher
 from bucketdigest.search.request import Mode, SearchRequest
 from bucketdigest.search.terms import matched_text
+from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.word_embedding import word_embedder
 from tests.search.conftest import searched_files
 
@@ -31,9 +36,17 @@ question does not use. The sentence model alone puts the pier first."""
 
 
 @pytest.fixture(scope="module")
-def harbour(tmp_path_factory: pytest.TempPathFactory) -> tuple[Searcher, dict[str, str]]:
-    searcher, digests = searched_files(tmp_path_factory.mktemp("words"), RULES)
-    return searcher, {digest: name.rsplit("/", 1)[-1] for name, digest in digests.items()}
+def harbour_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The bucket's folder, and each document's name by its hash."""
+    root = tmp_path_factory.mktemp("words")
+    _, digests = searched_files(root, RULES)
+    return root / "bucket", {digest: name.rsplit("/", 1)[-1] for name, digest in digests.items()}
+
+
+@pytest.fixture
+def harbour(harbour_root: tuple[Path, dict[str, str]]) -> tuple[Searcher, dict[str, str]]:
+    bucket, names = harbour_root
+    return Searcher.open(StoreSettings(bucket=str(bucket))), names
 
 
 def test_the_index_holds_each_chunks_word_vector_of_its_headings_and_text(
@@ -48,15 +61,28 @@ def test_the_index_holds_each_chunks_word_vector_of_its_headings_and_text(
     assert np.allclose(np.linalg.norm(held, axis=1), 1.0, atol=1e-5)
 
 
-@pytest.mark.parametrize("file_type", [None, "md"], ids=["held-in-memory", "index-ranked"])
+@pytest.mark.parametrize(
+    ("file_type", "held"),
+    [(None, True), ("md", True), (None, False), ("md", False)],
+    ids=["held", "held-filtered", "index-ranked", "index-ranked-filtered"],
+)
 def test_a_question_in_other_words_finds_the_passage_its_words_mean(
-    harbour: tuple[Searcher, dict[str, str]],
+    harbour_root: tuple[Path, dict[str, str]],
     file_type: str | None,
+    held: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    searcher, names = harbour
+    bucket, names = harbour_root
+    if not held:  # no table held in memory: the word vectors are read from the index
+        monkeypatch.setattr(holding, "VECTOR_INDEX_FROM", 0)
+    taken = _columns_taken(monkeypatch)
+    searcher = Searcher.open(StoreSettings(bucket=str(bucket)))
     request = SearchRequest(QUESTION, mode=Mode.HYBRID, file_type=file_type)
     assert [names[h.digest] for h in searcher.search(request)][:2] == ["duties.md", "pier.md"]
+    read_by_offset = [WORD_VECTOR] in taken
+    assert read_by_offset is not held, "held in memory, or read once by offset"
+    monkeypatch.setattr(fusion, "WORD_WEIGHT", 0.0)
+    assert names[searcher.search(request)[0].digest] == "pier.md", "without the word vectors"
     monkeypatch.setattr(fusion, "WORD_WEIGHT", 0.0)
     assert names[searcher.search(request)[0].digest] == "pier.md", "without the word vectors"
 
@@ -70,3 +96,18 @@ def test_a_query_a_passage_holds_whole_is_left_to_its_words(
     assert len(ranked) == len(RULES)
     monkeypatch.setattr(fusion, "WORD_WEIGHT", 10.0)
     assert [names[h.digest] for h in searcher.search(request)] == ranked
+
+
+def _columns_taken(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The columns each ``take`` of a Lance table asked for, from now on."""
+    from lance.dataset import LanceDataset
+
+    asked: list[list[str]] = []
+    real = LanceDataset.take
+
+    def take(self: LanceDataset, indices: Any, columns: Any = None, **kwargs: Any) -> Any:
+        asked.append(list(columns or []))
+        return real(self, indices, columns=columns, **kwargs)
+
+    monkeypatch.setattr(LanceDataset, "take", take)
+    return asked
