@@ -53,6 +53,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import WORD_SHARE
 from bucketdigest.worker.digesters.doc_to_markdown.segmenting import bounded_segmenting
+from bucketdigest.worker.digesters.doc_to_markdown.table_finder import bulk_table_steps
 from bucketdigest.worker.digesters.doc_to_markdown.tables import (
     html_tables_where_the_layout_has_them,
 )
@@ -268,6 +269,7 @@ def convert(
                 if options.mode == "layout"
                 else contextlib.nullcontext(),
                 html_tables_where_the_layout_has_them(),
+                bulk_table_steps(),
             ):
                 converted, reused, taken = _in_ranges(
                     doc, options, source, partial or workdir / "ranges", image_dir, problems, kept
