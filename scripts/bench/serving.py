@@ -240,8 +240,13 @@ def run(quick: bool) -> str:
         f"questions and the ranking bench's known-item queries), so no search is answered "
         f"from what the server kept (a client whose share is done stops); the server warmed "
         f"first with {len(warming):,} other queries of the same kinds, as a server that has "
-        f"run a while has read each document's places once; {runs} run(s) of it, each on a "
-        f"new server, as one run's rate varies by a fifth or more:\n\n"
+        f"run a while has read each document's places once; "
+        + (
+            f"{runs} runs of it, each on a new server, as one run's rate varies by a fifth or more"
+            if runs > 1
+            else "one run"
+        )
+        + ":\n\n"
         + table(("load", "processes", "clients", "searches", "searches/s", "p50", "p95"), real_load)
         + f"\n\nDocument page (`GET /documents/<hash>`, the first 20 pages rendered) of a "
         f"{pages}-page result zip of {len(data) / 2**20:.1f} MiB on moto's S3 server, time to "
