@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 
 from bucketdigest.shared.embedding import (
     DIMENSION,
+    EXPORT_REVISION,
     Embedder,
     Windows,
     _onnx_path,
+    lean_attention,
     model_cache,
     packaged_model,
     quantize_int8,
@@ -54,6 +56,32 @@ def test_batches_keep_the_order_of_the_texts() -> None:
     one_by_one = np.stack([embedder.encode([text])[0] for text in TEXTS])
     assert np.allclose(together, one_by_one, atol=1e-5)
     assert embedder.encode([]).shape == (0, DIMENSION)
+
+
+def test_the_export_reads_attention_without_its_redundant_steps() -> None:
+    """The export the embedder runs has no NaN guard after attention's softmax and makes the
+    additive mask once, and its vectors are those of sentence-transformers' torch model,
+    padded batches included (a mask shared wrongly would move the padded texts')."""
+    import onnx
+
+    graph = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors"))).graph
+    kinds = [node.op_type for node in graph.node]
+    assert "IsNaN" not in kinds
+    masks = [n for n in graph.node if n.op_type == "Where" and "attention" in n.name]
+    assert len(masks) == 1, "one additive mask for the six layers"
+    assert sum(1 for n in graph.node if n.op_type == "Softmax") == 6, "every layer still there"
+    again = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors")))
+    lean_attention(again)
+    assert len(again.graph.node) == len(graph.node), "nothing more to take out"
+
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(packaged_model()), device="cpu").encode(
+        TEXTS, normalize_embeddings=True, convert_to_numpy=True
+    )
+    padded = shared_embedder().encode(TEXTS, batch_tokens=2048)
+    assert float(np.abs(padded - reference).max()) < 1e-5
 
 
 def test_the_int8_weights_give_nearly_the_float_vectors() -> None:
@@ -176,9 +204,10 @@ def test_the_export_is_named_by_the_weights_content_so_a_reinstall_finds_it(
     list (a copy) are named by size and mtime."""
     weights = packaged_model() / "model.safetensors"
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
-    assert _onnx_path(weights) == model_cache() / f"all-MiniLM-L6-v2-{digest[:16]}.onnx"
+    named = f"all-MiniLM-L6-v2-{digest[:16]}{EXPORT_REVISION}.onnx"
+    assert _onnx_path(weights) == model_cache() / named
 
     copy = tmp_path / "model.safetensors"
     copy.write_bytes(b"weights")
     os.utime(copy, (1_000_000, 1_000_000))
-    assert _onnx_path(copy).name == f"all-MiniLM-L6-v2-7-{1_000_000:x}.onnx"
+    assert _onnx_path(copy).name == f"all-MiniLM-L6-v2-7-{1_000_000:x}{EXPORT_REVISION}.onnx"
