@@ -245,8 +245,8 @@ class BucketSettings(JsonRecord):
     )
     embedding_precision: str | None = setting(
         Follows.CHAIN,
-        "The weights search-semantic embeds passages with: int8 (1.5 times as fast, the same "
-        "answers on our benchmarks) or float32.",
+        "The weights search-semantic embeds passages with: int8 (twice as fast, the same answers "
+        "on our benchmarks) or float32.",
         worker="embedding_precision",
         choices=PRECISIONS,
     )

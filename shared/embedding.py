@@ -283,7 +283,7 @@ PRECISIONS = ("int8", "float32")
 DEFAULT_PRECISION = "int8"
 """What search-semantic embeds chunks with (the ``embedding_precision`` setting). Reading
 every chunk whole in windows embeds three times the word pieces of the first window alone,
-and int8 embeds them 1.5 times as fast (1.8 on one thread) at a cosine of 0.99 to float's;
+and int8 embeds them twice as fast (2.4 times on one thread) at a cosine of 0.99 to float's;
 with windows, the question bench and the known-item bench found as much either way (within
 0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are embedded
 with int8 whatever it says (:func:`query_embedder`: a cosine of 0.99 either way)."""
