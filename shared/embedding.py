@@ -96,9 +96,26 @@ def _recorded_sha256(weights: Path) -> str | None:
     return None
 
 
-def export_onnx(model_dir: Path, dest: Path) -> Path:
-    """Export the packaged weights to one ONNX file at ``dest`` (atomically: a concurrent
-    exporter on the same machine at worst does the same work twice)."""
+@contextlib.contextmanager
+def _written_whole(dest: Path) -> Iterator[str]:
+    """A path beside ``dest`` to write a model to, moved onto ``dest`` when the block ends
+    without an error, else removed: a reader never sees half a file, and a concurrent writer
+    on the same machine at worst does the same work twice."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, staged = tempfile.mkstemp(dir=dest.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        yield staged
+        os.replace(staged, dest)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+
+
+def export_onnx(model_dir: Path, dest: Path, lean: bool = True) -> Path:
+    """Export the packaged weights to one ONNX file at ``dest``, its attention as
+    :func:`lean_attention` leaves it (``lean``), else as torch writes it (as releases before
+    :data:`EXPORT_REVISION` kept it)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -126,10 +143,7 @@ def export_onnx(model_dir: Path, dest: Path) -> Path:
 
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
     sample = torch.ones((1, 8), dtype=torch.int64)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, staged = tempfile.mkstemp(dir=dest.parent, suffix=".onnx.tmp")
-    os.close(fd)
-    try:
+    with _written_whole(dest) as staged:
         with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(None):
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -146,16 +160,28 @@ def export_onnx(model_dir: Path, dest: Path) -> Path:
                 opset_version=17,
                 dynamo=False,
             )
-        import onnx
-
-        graph = onnx.load(staged)
-        lean_attention(graph)
-        onnx.save(graph, staged)
-        os.replace(staged, dest)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staged)
+        if lean:
+            _save_lean(Path(staged), staged)
     return dest
+
+
+def lean_copy(source: Path, dest: Path) -> Path:
+    """``source`` (an export as torch wrote it: a release before :data:`EXPORT_REVISION`
+    kept one) as :func:`lean_attention` leaves it, at ``dest``: a machine that exported the
+    model before, and has since let torch go, needs no export."""
+    with _written_whole(dest) as staged:
+        _save_lean(source, staged)
+    return dest
+
+
+def _save_lean(source: Path, dest: str) -> None:
+    try:
+        import onnx
+    except ImportError as exc:
+        raise ConfigError(f"making the embedding model's graph needs onnx: {exc}") from exc
+    model = onnx.load(source)
+    lean_attention(model)
+    onnx.save(model, dest)
 
 
 def lean_attention(model: onnx.ModelProto) -> None:
@@ -266,16 +292,10 @@ def quantize_int8(source: Path, dest: Path) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ConfigError(f"quantizing the embedding model needs onnx: {exc}") from exc
-    fd, staged = tempfile.mkstemp(dir=dest.parent, suffix=".onnx.tmp")
-    os.close(fd)
-    try:
+    with _written_whole(dest) as staged:
         model = onnx.load(source)
         without_padding(model)
         quantize_dynamic(model, staged, weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(staged, dest)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staged)
     return dest
 
 
@@ -443,7 +463,11 @@ class Embedder:
             raise ConfigError(f"embedding precision must be one of {PRECISIONS}, not {precision}")
         model_dir = packaged_model()
         onnx = _onnx_path(model_dir / "model.safetensors")
-        if not onnx.is_file():
+        earlier = onnx.with_name(onnx.name.replace(f"{EXPORT_REVISION}.onnx", ".onnx"))
+        if not onnx.is_file() and earlier.is_file():
+            log.info("making %s from %s, an earlier release's export", onnx.name, earlier.name)
+            lean_copy(earlier, onnx)
+        elif not onnx.is_file():
             log.warning("exporting %s to ONNX once, into %s", MODEL_NAME, onnx.parent)
             export_onnx(model_dir, onnx)
         if precision == "int8":

@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ from bucketdigest.shared.embedding import (
     Embedder,
     Windows,
     _onnx_path,
+    export_onnx,
     lean_attention,
     model_cache,
     packaged_model,
@@ -82,6 +84,29 @@ def test_the_export_reads_attention_without_its_redundant_steps() -> None:
     )
     padded = shared_embedder().encode(TEXTS, batch_tokens=2048)
     assert float(np.abs(padded - reference).max()) < 1e-5
+
+
+def test_an_earlier_releases_export_is_made_lean_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine that exported the model under a release before the lean graph, and has let
+    torch go since (every later load needs only onnxruntime), gets the lean graph from that
+    export: the same vectors as an export made now."""
+    import sys
+
+    monkeypatch.setenv("BUCKETDIGEST_MODEL_CACHE", str(tmp_path))
+    lean = _onnx_path(packaged_model() / "model.safetensors")
+    earlier = lean.with_name(lean.name.replace(f"{EXPORT_REVISION}.onnx", ".onnx"))
+    export_onnx(packaged_model(), earlier, lean=False)
+    monkeypatch.setitem(sys.modules, "torch", None)  # an export now would fail
+    embedder = Embedder(precision="float32")
+    import onnx
+
+    assert "IsNaN" not in {node.op_type for node in onnx.load(str(lean)).graph.node}
+    assert np.array_equal(
+        embedder.encode(TEXTS, batch_tokens=2048),
+        shared_embedder().encode(TEXTS, batch_tokens=2048),
+    )
 
 
 def test_the_int8_graph_reads_no_mask_and_gives_the_masked_graphs_vectors(
