@@ -58,7 +58,8 @@ def packaged_model() -> Path:
 EXPORT_REVISION = "-r3"
 """Names how the model files are made: since r3 the export without the attention's redundant
 steps (:func:`lean_attention`), its 8-bit form without the mask (:func:`without_padding`). A
-file of an earlier revision is not used: the export and its 8-bit form are made anew."""
+file of an earlier revision is not loaded: the lean graph is made anew (from an earlier
+release's export where the cache holds one, :func:`lean_copy`), then its 8-bit form."""
 
 
 def _onnx_path(weights: Path) -> Path:
