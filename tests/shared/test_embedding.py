@@ -40,13 +40,18 @@ TEXTS = [
 ]
 
 
-def test_vectors_match_sentence_transformers_for_the_same_model() -> None:
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    """sentence-transformers' vectors of :data:`TEXTS`, by the torch model."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     from sentence_transformers import SentenceTransformer
 
-    reference = SentenceTransformer(str(packaged_model()), device="cpu").encode(
+    return SentenceTransformer(str(packaged_model()), device="cpu").encode(
         TEXTS, normalize_embeddings=True, convert_to_numpy=True
     )
+
+
+def test_vectors_match_sentence_transformers_for_the_same_model(reference: np.ndarray) -> None:
     ours = shared_embedder().encode(TEXTS)
     assert ours.shape == (len(TEXTS), DIMENSION) and ours.dtype == np.float32
     assert float((ours * reference).sum(axis=1).min()) >= 0.999
@@ -60,28 +65,24 @@ def test_batches_keep_the_order_of_the_texts() -> None:
     assert embedder.encode([]).shape == (0, DIMENSION)
 
 
-def test_the_export_reads_attention_without_its_redundant_steps() -> None:
+def test_the_export_reads_attention_without_its_redundant_steps(reference: np.ndarray) -> None:
     """The export the embedder runs has no NaN guard after attention's softmax and makes the
     additive mask once, and its vectors are those of sentence-transformers' torch model,
     padded batches included (a mask shared wrongly would move the padded texts')."""
     import onnx
 
-    graph = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors"))).graph
+    model = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors")))
+    graph = model.graph
     kinds = [node.op_type for node in graph.node]
     assert "IsNaN" not in kinds
     masks = [n for n in graph.node if n.op_type == "Where" and "attention" in n.name]
     assert len(masks) == 1, "one additive mask for the six layers"
     assert sum(1 for n in graph.node if n.op_type == "Softmax") == 6, "every layer still there"
-    again = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors")))
+    again = onnx.ModelProto()
+    again.CopyFrom(model)
     lean_attention(again)
     assert len(again.graph.node) == len(graph.node), "nothing more to take out"
 
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    from sentence_transformers import SentenceTransformer
-
-    reference = SentenceTransformer(str(packaged_model()), device="cpu").encode(
-        TEXTS, normalize_embeddings=True, convert_to_numpy=True
-    )
     padded = shared_embedder().encode(TEXTS, batch_tokens=2048)
     assert float(np.abs(padded - reference).max()) < 1e-5
 
@@ -94,14 +95,14 @@ def test_an_earlier_releases_export_is_made_lean_without_torch(
     export: the same vectors as an export made now."""
     import sys
 
+    import onnx
+
     monkeypatch.setenv("BUCKETDIGEST_MODEL_CACHE", str(tmp_path))
     lean = _onnx_path(packaged_model() / "model.safetensors")
     earlier = lean.with_name(lean.name.replace(f"{EXPORT_REVISION}.onnx", ".onnx"))
     export_onnx(packaged_model(), earlier, lean=False)
     monkeypatch.setitem(sys.modules, "torch", None)  # an export now would fail
     embedder = Embedder(precision="float32")
-    import onnx
-
     assert "IsNaN" not in {node.op_type for node in onnx.load(str(lean)).graph.node}
     assert np.array_equal(
         embedder.encode(TEXTS, batch_tokens=2048),
