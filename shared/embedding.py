@@ -308,6 +308,16 @@ and int8 embeds them twice as fast (2.4 times on one thread) at a cosine of 0.99
 with windows, the question bench and the known-item bench found as much either way (within
 0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are embedded
 with int8 whatever it says (:func:`query_embedder`: a cosine of 0.99 either way)."""
+
+UNFUSED_INT8 = ("SkipLayerNormFusion",)
+"""onnxruntime's graph rewrites an 8-bit session leaves out. Its fused SkipLayerNormalization
+took 15% of an 8-bit window's time on one thread (a 254-piece window 19.5 -> 16.3 ms, 598
+corpus windows 17.6 -> 15.1 ms, without it); float runs are as fast either way, so they keep
+it. Unfused, the activations quantised after each layer norm differ in their last bits, so a
+window's vector moves by a cosine of 0.999 on average (0.996 at least) from the fused
+session's: vectors stored by an earlier release still match their queries as closely (the
+question bench read the same, docs/benchmarks.md)."""
+
 BATCH_TOKENS = 256
 """Tokens a model run takes at most (texts of like length together, padded to the longest):
 on real chunks a long text alone embeds fastest and with the least memory (attention grows
@@ -487,7 +497,10 @@ class Embedder:
         if not spin:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(
-            str(onnx), options, providers=["CPUExecutionProvider"]
+            str(onnx),
+            options,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=list(UNFUSED_INT8) if precision == "int8" else None,
         )
 
     def encode(self, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS) -> np.ndarray:
