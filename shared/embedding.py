@@ -304,10 +304,10 @@ PRECISIONS = ("int8", "float32")
 DEFAULT_PRECISION = "int8"
 """What search-semantic embeds chunks with (the ``embedding_precision`` setting). Reading
 every chunk whole in windows embeds three times the word pieces of the first window alone,
-and int8 embeds them twice as fast (2.4 times on one thread) at a cosine of 0.99 to float's;
-with windows, the question bench and the known-item bench found as much either way (within
-0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are embedded
-with int8 whatever it says (:func:`query_embedder`: a cosine of 0.99 either way)."""
+and int8 embeds them over twice as fast (2.8 times on one thread) at a cosine of 0.99 to
+float's; with windows, the question bench and the known-item bench found as much either way
+(within 0.01 on every measure, docs/benchmarks.md). float32 stays a setting; queries are
+embedded with int8 whatever it says (:func:`query_embedder`: a cosine of 0.99 either way)."""
 
 UNFUSED_INT8 = ("SkipLayerNormFusion",)
 """onnxruntime's graph rewrites an 8-bit session leaves out. Its fused SkipLayerNormalization
@@ -601,8 +601,9 @@ def query_embedder() -> Embedder:
     when idle (a server runs a process per core; spinning threads would fight over them).
     One per process: opening the model costs 130 ms (ONNX Runtime sessions answer many
     threads at once). With 8-bit weights, as the passages' vectors are made by default: a
-    query's embedding takes 6.7 ms where float32 took 10.4, and the question bench read the
-    same (hybrid doc@1 0.73 both, page@10 0.86 against 0.87; docs/benchmarks.md)."""
+    question of the question bench takes 1.7 ms (median, one thread) where float32 takes 4.2,
+    and that bench read the same either way (hybrid doc@1 0.73 both, page@10 0.86 against
+    0.87 when it was measured; docs/benchmarks.md)."""
     return Embedder(threads=1, spin=False, precision="int8")
 
 
