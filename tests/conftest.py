@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from bucketdigest.shared.embedding import CACHE_ENV, model_cache
+from bucketdigest.shared.model_files import CACHE_ENV, model_cache
 from bucketdigest.shared.result import DOCUMENT_STRUCTURE, damage
 from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf

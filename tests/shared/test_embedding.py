@@ -18,18 +18,20 @@ from hypothesis import strategies as st
 
 from bucketdigest.shared.embedding import (
     DIMENSION,
-    EXPORT_REVISION,
     UNFUSED_INT8,
     Embedder,
     Windows,
+    shared_embedder,
+    window_bounds,
+)
+from bucketdigest.shared.model_files import (
+    EXPORT_REVISION,
     _onnx_path,
     export_onnx,
     lean_attention,
     model_cache,
     packaged_model,
     quantize_int8,
-    shared_embedder,
-    window_bounds,
 )
 
 TEXTS = [

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from bucketdigest.shared.embedding import (
     DIMENSION,
     MODEL_NAME,
-    MODEL_PACKAGE,
     TextWindows,
     Windows,
     shared_embedder,
@@ -32,6 +31,7 @@ from bucketdigest.shared.embedding import (
 from bucketdigest.shared.errors import ConfigError, DigestError
 from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.jsonlines import loads_lines
+from bucketdigest.shared.model_files import MODEL_PACKAGE
 from bucketdigest.shared.result import CHUNKS, EMBEDDINGS, EMBEDDINGS_INFO, WINDOW_VECTORS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.predecessor import Predecessor, open_predecessor
