@@ -30,6 +30,7 @@ from bucketdigest.shared.model_files import (
     export_onnx,
     lean_attention,
     model_cache,
+    model_file,
     packaged_model,
     quantize_int8,
 )
@@ -74,7 +75,7 @@ def test_the_export_reads_attention_without_its_redundant_steps(reference: np.nd
     padded batches included (a mask shared wrongly would move the padded texts')."""
     import onnx
 
-    model = onnx.load(str(_onnx_path(packaged_model() / "model.safetensors")))
+    model = onnx.load(str(model_file("float32")))
     graph = model.graph
     kinds = [node.op_type for node in graph.node]
     assert "IsNaN" not in kinds
@@ -123,12 +124,13 @@ def test_the_int8_graph_reads_no_mask_and_gives_the_masked_graphs_vectors(
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantized = Embedder(precision="int8")
-    export = _onnx_path(packaged_model() / "model.safetensors")
-    ours = onnx.load(str(export.with_name(f"{export.stem}-int8.onnx"))).graph
+    ours = onnx.load(str(model_file("int8"))).graph
     assert not [n for n in ours.node if n.op_type == "Where"], "no mask is made"
     assert sum(1 for n in ours.node if n.op_type == "Softmax") == 6
     masked = tmp_path / "masked.onnx"
-    quantize_dynamic(onnx.load(str(export)), masked, weight_type=QuantType.QInt8, per_channel=True)
+    quantize_dynamic(
+        onnx.load(str(model_file("float32"))), masked, weight_type=QuantType.QInt8, per_channel=True
+    )
     texts = [LONG, *TEXTS[:4]]
     unmasked = quantized.encode_windows(texts).vectors
     quantized.session = onnxruntime.InferenceSession(
@@ -145,9 +147,8 @@ def test_the_int8_session_runs_without_the_fused_layer_norm() -> None:
     quantized = Embedder(precision="int8")
     texts = [LONG, *TEXTS[:4]]
     ours = quantized.encode_windows(texts).vectors
-    export = _onnx_path(packaged_model() / "model.safetensors")
     quantized.session = onnxruntime.InferenceSession(
-        str(export.with_name(f"{export.stem}-int8.onnx"))  # onnxruntime's every rewrite
+        str(model_file("int8"))  # onnxruntime's every rewrite
     )
     fused = quantized.encode_windows(texts).vectors
     assert not np.array_equal(ours, fused), "the fused layer norm ran"
