@@ -17,8 +17,9 @@ A hit answers when its document holds the evidence: every document and page whos
 text contains it (letters and digits compared, case and spacing ignored) is an answer, so a
 passage repeated in several documents is not held against a mode, while a translation,
 which does not hold the English words, is not an answer. Reported per mode: doc@1 (the first
-hit is an answering document), doc@10, page@10 (a top-10 hit on an answering page, one page
-either side allowed) and the mean reciprocal rank of the first answering document; and, so
+hit is an answering document), doc@10, page@10 (a top-10 hit on an answering page: with one
+page either side allowed, and exact, as a reader who opens the hit's page needs it) and the
+mean reciprocal rank of the first answering document; and, so
 the questions can be judged, the share of a question's content words found on its page.
 """
 
@@ -98,6 +99,19 @@ _STOP = set(
 
 
 @dataclass(frozen=True)
+class Ranks:
+    """How one search answered one question."""
+
+    document: int | None
+    """The rank of the first answering document (None: not in the top 10)."""
+    page_near: bool
+    """A top-10 hit on an answering page or a page next to one."""
+    page_exact: bool
+    """A top-10 hit on an answering page itself."""
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Question:
     text: str
     document: str
@@ -168,29 +182,27 @@ def _overlap(question: Question, rows_by_page: dict[tuple[str, int], str], answe
 
 def _ranks(
     searcher: Searcher, question: Question, answers: dict[str, set[int]], mode: Mode
-) -> tuple[int | None, bool, float]:
-    """The rank of the first answering document, whether an answering page is in the top 10,
-    and the seconds the search took."""
+) -> Ranks:
+    """Where the first answering document and the answering pages stand in the top 10, and the
+    seconds the search took."""
     started = time.perf_counter()
     hits = searcher.search(SearchRequest(question.text, mode=mode, limit=TOP))
     seconds = time.perf_counter() - started
     rank = next((n for n, hit in enumerate(hits, 1) if hit.digest in answers), None)
-    page = any(
-        hit.digest in answers
-        and hit.page is not None
-        and any(abs(hit.page - p) <= 1 for p in answers[hit.digest])
-        for hit in hits
-    )
-    return rank, page, seconds
+    pages = [(hit.page, answers[hit.digest]) for hit in hits if hit.digest in answers]
+    near = any(page is not None and any(abs(page - p) <= 1 for p in held) for page, held in pages)
+    exact = any(page in held for page, held in pages)
+    return Ranks(rank, near, exact, seconds)
 
 
-def _cells(results: list[tuple[int | None, bool, float]]) -> list[str]:
+def _cells(results: list[Ranks]) -> list[str]:
     count = len(results) or 1
-    at1 = sum(rank == 1 for rank, _, _ in results) / count
-    at10 = sum(rank is not None for rank, _, _ in results) / count
-    page10 = sum(page for _, page, _ in results) / count
-    mrr = sum(1 / rank for rank, _, _ in results if rank) / count
-    return [f"{at1:.2f}", f"{at10:.2f}", f"{page10:.2f}", f"{mrr:.2f}"]
+    at1 = sum(r.document == 1 for r in results) / count
+    at10 = sum(r.document is not None for r in results) / count
+    near = sum(r.page_near for r in results) / count
+    exact = sum(r.page_exact for r in results) / count
+    mrr = sum(1 / r.document for r in results if r.document) / count
+    return [f"{at1:.2f}", f"{at10:.2f}", f"{near:.2f}", f"{exact:.2f}", f"{mrr:.2f}"]
 
 
 def run(quick: bool) -> str:
@@ -216,12 +228,12 @@ def run(quick: bool) -> str:
         searcher = Searcher.open(settings)  # its kept query vectors would flatter later modes
         results = [_ranks(searcher, q, a, mode) for q, a in answerable]
         lines.append([mode.value, *_cells(results)])
-        seconds[mode] = statistics.median(s for _, _, s in results) * 1000
+        seconds[mode] = statistics.median(r.seconds for r in results) * 1000
         if mode is Mode.HYBRID:
             for kind in kinds:
                 pairs = zip(answerable, results, strict=True)
                 by_kind[kind] = [r for (q, _), r in pairs if q.kind == kind]
-    header = ["mode", "doc@1", "doc@10", "page@10", "MRR"]
+    header = ["mode", "doc@1", "doc@10", "page@10 (±1)", "page@10 (exact)", "MRR"]
     origin = (
         "made from the chunks themselves"
         if quick
@@ -240,7 +252,7 @@ def run(quick: bool) -> str:
         + ".\n\n"
         + table(header, lines)
         + "\n\nHybrid, by kind of question:\n\n"
-        + table(["kind", "doc@1", "doc@10", "page@10", "MRR"], kind_lines)
+        + table(["kind", *header[1:]], kind_lines)
         + "\n"
         + (
             f"\n{missing} questions whose evidence no indexed text holds were left out.\n"
