@@ -33,6 +33,12 @@ _EMPHASIS = re.compile(
 )
 """Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark.
 A mark may close before a digit or a superscript (``_t_³``: an italic symbol with its power)."""
+_SYMBOL = r"[^\x00-\x7f\w\s]"
+"""A symbol or punctuation mark outside ASCII: ``∗``, ``†``, ``−``, ``⟨``."""
+_MARK_ON_SYMBOL = re.compile(rf"(?=[*_])(?:[*_](?={_SYMBOL})|(?<={_SYMBOL})[*_])")
+"""An emphasis mark touching such a symbol, left over once pairs are taken away: a footnote
+mark or bracket set in italics against a word (``version 2e_∗_``, ``⟨∗_article⟩_``), which
+CommonMark prints as it stands. A mark of ASCII text (``x_+_y`` in code) stays."""
 _BOLD_MARKS = re.compile(r"\*{2,}")
 """Bold marks, paired or not (the converter may close one in another block: ``AUTHORITY:**
 10 U.S.C.``): never text outside code, which keeps its Markdown."""
@@ -136,6 +142,7 @@ def _without_syntax(markdown: str) -> str:
         text = _BOLD_MARKS.sub("", text)
     if "*" in text or "`" in text or "_" in text:
         text = _EMPHASIS.sub(r"\2", text)
+        text = _MARK_ON_SYMBOL.sub("", text)
     text = text.replace("\\](", "](")
     return _SPACES.sub(" ", text).strip()
 
