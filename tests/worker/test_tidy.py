@@ -59,6 +59,25 @@ def test_super_and_subscripts_become_characters_or_inline_text() -> None:
     assert plain_text(tidy("as shown by Smith<sup>12</sup>.")) == "as shown by Smith."
 
 
+def test_the_latex_logo_in_pieces_is_one_word_again() -> None:
+    """MuPDF reads the logo's raised A as a word of its own or in a style of its own; a
+    search for LaTeX found none of these."""
+    cases = {
+        "as they were not present in LA TEX2.09.": "as they were not present in LaTeX2.09.",
+        "run pdfLA TEX or LuaLA TEX, not XƎLA TEX": "run pdfLaTeX or LuaLaTeX, not XƎLaTeX",
+        "the L__A__TEX Companion and L__A_ _TEX3": "the LaTeX Companion and LaTeX3",
+        "作为 L A TEX Studio 的": "作为 LaTeX Studio 的",
+        "the LA TEX2 _ε_ kernel and the LATEX2_ε_ kernel": (
+            "the LaTeX2ε kernel and the LATEX2ε kernel"
+        ),
+        "(u)pLA TEX2e mode": "(u)pLaTeX2e mode",
+    }
+    for converted, tidied in cases.items():
+        assert tidy(converted) == tidied, converted
+    for kept in ("NATURAL RUBBER LATEX", "LA TEXTURA", "LEVEL A TEXT", "LaTeX 2 _ε_"):
+        assert tidy(kept) == kept
+
+
 def test_underline_highlight_and_strike_marks_go_and_their_text_stays() -> None:
     page = "see <u>the rules</u> and <mark>this</mark>; ~~old text~~ stays"
     assert tidy(page) == "see the rules and this; old text stays"

@@ -29,6 +29,13 @@ _PICTURE_TEXT = re.compile(
 _SUPERSCRIPT = re.compile(r"<sup>(.*?)</sup>", re.DOTALL)
 _LATEX_LOGO = re.compile(r"\bL(?:\*\*)?<sup>(?:\*\*)?A(?:\*\*)?</sup>(?:\*\*)? ?(?:\*\*)?TE ?X\b")
 """The LaTeX logo, its A raised and its E lowered: ``L<sup>A</sup> TEX``."""
+_LATEX_PIECES = re.compile(r"L(?: A ?|A |_{1,2}A_{1,2} ?_{0,2})TE ?X(?![^\W\d_])")
+"""The same logo whose raised A MuPDF reads as a word of its own (``LA TEX``, ``pdfLA TEX``,
+``L A TEX``) or in a style of its own (``L__A__TEX``): searched as two words, neither of
+them LaTeX. An upper-case ``LATEX`` is left alone (a glove's material is spelt so)."""
+_LATEX_EPSILON = re.compile(r"(?<=LaTeX2|LATEX2) ?(_?)([εϵ𝜀])\1(?![^\W\d_])")
+"""LaTeX2ε's epsilon, set in italics apart from the logo: ``LaTeX2 _ε_``, ``LATEX2_ε_``
+(the marks against a word are printed as they stand)."""
 _SUBSCRIPT = re.compile(r"<sub>(.*?)</sub>", re.DOTALL)
 _DROPPED_TAGS = re.compile(r"</?(?:u|mark|ins|s|del|strike)>")
 _STRUCK = re.compile(r"~~(?=\S)(.*?)(?<=\S)~~")
@@ -114,6 +121,8 @@ def tidy(markdown: str, known: Lexicon | None = None) -> str:
 def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _PICTURE_TEXT.sub(_picture_text, tables_as_markdown(markdown))
     text = _LATEX_LOGO.sub("LaTeX", text)
+    text = _LATEX_PIECES.sub("LaTeX", text)
+    text = _LATEX_EPSILON.sub(r"\2", text)
     text = _SUPERSCRIPT.sub(lambda m: _scripted(m[1], _SUPERSCRIPT_CHARS), text)
     text = _SUBSCRIPT.sub(lambda m: _scripted(m[1], _SUBSCRIPT_CHARS), text)
     text = _DROPPED_TAGS.sub("", text)
