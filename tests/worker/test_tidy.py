@@ -59,6 +59,14 @@ def test_super_and_subscripts_become_characters_or_inline_text() -> None:
     assert plain_text(tidy("as shown by Smith<sup>12</sup>.")) == "as shown by Smith."
 
 
+def test_a_symbol_in_italics_against_a_word_loses_marks_commonmark_would_print() -> None:
+    assert tidy("# The graphpap package_∗_") == "# The graphpap package∗"
+    assert tidy("### Michael Shell_∗†_") == "### Michael Shell∗†"
+    assert tidy("hat einen besonderen Namen: Σ_∗_.") == "hat einen besonderen Namen: Σ∗."
+    for kept in ("_see the word_∗_ here", "x_+_y", "a _∗_ alone", "the `code_∗_` span"):
+        assert tidy(kept) == kept, "marks that may close an emphasis, or are not a symbol's"
+
+
 def test_the_latex_logo_in_pieces_is_one_word_again() -> None:
     """MuPDF reads the logo's raised A as a word of its own or in a style of its own; a
     search for LaTeX found none of these."""

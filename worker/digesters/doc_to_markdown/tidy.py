@@ -68,6 +68,10 @@ _SUBSCRIPT_CHARS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈
 _SCRIPTABLE = re.compile(r"[+\-=(]*[0-9][0-9+\-=()]*")
 _STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
 """A decimal point set in a math font comes out styled alone: ``124_._3``."""
+_STYLED_SYMBOL = re.compile(r"^([^_`\n]*[^\W_])_([^\x00-\x7f\w\s]+)_(?=[\s.,;:)]|$)", re.MULTILINE)
+"""A footnote mark or a symbol set in italics against the word before it (``version
+2e_∗_``, ``Michael Shell_∗†_``, ``Σ_∗_``): CommonMark prints such marks as they stand. Only
+the first of a line with no mark before it, so the marks cannot be closing an emphasis."""
 _WORD = re.compile(r"[^\W\d_]+")
 _BROKEN_WORD = re.compile(r"(?:[^\W\d_]{3,}|(?<![^\W\d_])[a-z]{2})[-¬\u00ad]$")
 """A word broken at a line end: three letters or more, or a lower-case syllable of two
@@ -137,6 +141,7 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _SPACE_BEFORE_MARK.sub("", text)
     text = _BOLD_MARK.sub(r"\1", text)
     text = _STYLED_POINT.sub(r"\2", text)
+    text = _STYLED_SYMBOL.sub(r"\1\2", text)
     text = _CJK_LINE_JOIN.sub("", text)
     text = run_on_paragraphs(text)
     return "\n".join(_lines(text.split("\n")))
