@@ -67,6 +67,17 @@ def test_a_symbol_in_italics_against_a_word_loses_marks_commonmark_would_print()
         assert tidy(kept) == kept, "marks that may close an emphasis, or are not a symbol's"
 
 
+def test_characters_are_those_the_page_prints() -> None:
+    """Ligatures kept in table cells, the Symbol font's bracket pieces in the private use
+    area, and control characters a font without Unicode gives: none is what a reader sees,
+    and ``splitlines`` broke lines at some of them."""
+    assert tidy("|Press speci\ufb01cations|e\ufb00ect|") == "|Press specifications|effect|"
+    assert tidy("\uf8f1 f(x) = x \uf8f2 \uf8f3") == "⎧ f(x) = x ⎨ ⎩"
+    tidied = tidy("symbols like \u2018\x1aoo\u2019 and \x85 and\x0bthis\n```\nc\x1c\n```")
+    assert tidied == "symbols like \u2018\ufffdoo\u2019 and \ufffd and\ufffdthis\n```\nc\ufffd\n```"
+    assert len(tidied.splitlines()) == 4
+
+
 def test_the_latex_logo_in_pieces_is_one_word_again() -> None:
     """MuPDF reads the logo's raised A as a word of its own or in a style of its own; a
     search for LaTeX found none of these."""

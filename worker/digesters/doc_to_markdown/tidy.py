@@ -82,6 +82,29 @@ _CJK_LINE_JOIN = re.compile(f"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}])")
 """A space between two Chinese or Japanese characters (or their punctuation): Chinese and
 Japanese set no spaces between characters, so it is a line end the converter joined with one
 (``用いま すので``). Korean, which sets spaces between words, is not touched."""
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters: the glyphs of a font without Unicode for them (a font table's, TeX's
+OT1 ligatures), which MuPDF gives as their codes. A reader sees nothing, and Python's
+``splitlines`` takes ``\\x0b``, ``\\x1c``-``\\x1e`` and ``\\x85`` for line ends: each becomes
+U+FFFD, as other glyphs without a character are."""
+_PRINTED_AS = str.maketrans(
+    {
+        **{
+            ligature: unicodedata.normalize("NFKC", chr(ligature))
+            for ligature in range(0xFB00, 0xFB07)
+        },
+        **dict(zip(range(0xF8EB, 0xF8FF), "⎛⎜⎝⎡⎢⎣⎧⎨⎩⎪⎮⎞⎟⎠⎤⎥⎦⎫⎬⎭", strict=True)),
+        0xF8E6: "⏐",
+        0xF8E7: "⎯",
+        0xF8E8: "®",
+        0xF8E9: "©",
+        0xF8EA: "™",
+    }
+)
+"""Characters the page prints that the text holds in another form: Latin ligatures (``ﬁ``,
+kept in table cells, where a search for "specifications" missed ``speciﬁcations``) as their
+letters, and the Symbol font's pieces of tall brackets, braces and arrows, which it puts in
+the private use area (Adobe's glyph list: ``bracelefttp`` U+F8F1), as Unicode's."""
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _SPACE_BEFORE_MARK = re.compile(r"(?<=[`*_])[ \t]+(?=[.,;:!?)\]])|[ \t]+(?=\*\*[.,;:!?]+\*\*)")
 _BOLD_MARK = re.compile(r"\*\*([.,;:!?]+)\*\*")
@@ -112,8 +135,10 @@ def lexicon(pages: Iterable[str]) -> Lexicon:
 def tidy(markdown: str, known: Lexicon | None = None) -> str:
     """``markdown`` without converter markup, with TeX's quotes and accents composed, words
     broken at line ends joined and compounds given back their hyphen where ``known`` (see
-    :func:`lexicon`) knows them. Code blocks are left as they are."""
+    :func:`lexicon`) knows them. Code blocks are left as they are, but for their characters
+    (:data:`_UNPRINTABLE`, :data:`_PRINTED_AS`)."""
     known = known or Lexicon()
+    markdown = _UNPRINTABLE.sub("\ufffd", markdown).translate(_PRINTED_AS)
     pieces, last = [], 0
     for block in _FENCE.finditer(markdown):
         pieces += [_tidy_text(markdown[last : block.start()], known), block[0]]
