@@ -76,6 +76,19 @@ def test_a_line_repeated_in_the_middle_of_pages_or_a_table_row_stays() -> None:
     assert [r.header for r in running] == [[f"Title {n}"] for n in range(4)]
 
 
+def test_a_page_number_the_converter_made_a_heading_is_a_page_number_too() -> None:
+    """Some pages' numbers come as lines, others' as headings (the layout model's call, page
+    by page): a heading with no words is not a title its pages' heads repeat, and it became
+    the heading path of the next page's passages ("> 7.1 The title > 24")."""
+    numbers = ["1", "#### 2", "3", "#### 4"]
+    pages = [
+        f"## Part {n}\n\n{GROUNDS[n]}.\n\nMore on {GROUNDS[n]}.\n\n{numbers[n]}" for n in range(4)
+    ]
+    bodies, running = split_running(pages)
+    assert [r.footer for r in running] == [[str(n + 1)] for n in range(4)]
+    assert all(body.endswith(f"More on {GROUNDS[n]}.") for n, body in enumerate(bodies))
+
+
 def test_the_result_zip_keeps_running_lines_in_pages_json(tmp_path: Path) -> None:
     _journal(tmp_path / "in" / "journal.pdf")
     make_pdf(tmp_path / "in" / "book.pdf", title="Heads", pages=2)

@@ -136,7 +136,7 @@ def split_running(pages: list[str], keep: bool = False) -> tuple[list[str], list
         own = {_key(line) for line in running[number].header + running[number].footer}
         for n in top + bottom:
             key = _key(lines[n])
-            if _is_heading(lines[n]) and ((n in top, key) in as_text or key in own):
+            if _is_heading(lines[n]) and key and ((n in top, key) in as_text or key in own):
                 continue  # a title whose words run as the other pages' heads (or this one's)
             if (n in top, key) in repeated or is_page_number(lines[n]):
                 gone.add(n)
