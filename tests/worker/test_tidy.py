@@ -90,6 +90,7 @@ def test_the_latex_logo_in_pieces_is_one_word_again() -> None:
             "the LaTeX2ε kernel and the LATEX2ε kernel"
         ),
         "(u)pLA TEX2e mode": "(u)pLaTeX2e mode",
+        "# L<sup>A</sup> TEX2 _ε_ font selection": "# LaTeX2ε font selection",
     }
     for converted, tidied in cases.items():
         assert tidy(converted) == tidied, converted

@@ -150,9 +150,9 @@ def tidy(markdown: str, known: Lexicon | None = None) -> str:
 def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _PICTURE_TEXT.sub(_picture_text, tables_as_markdown(markdown))
     text = _LATEX_LOGO.sub("LaTeX", text)
-    text = _LATEX_PIECES.sub("LaTeX", text)
-    text = _LATEX_EPSILON.sub(r"\2", text)
     text = _SUPERSCRIPT.sub(lambda m: _scripted(m[1], _SUPERSCRIPT_CHARS), text)
+    text = _LATEX_PIECES.sub("LaTeX", text)  # after the raised A's tags (``L<sup>A</sup> TEX2``)
+    text = _LATEX_EPSILON.sub(r"\2", text)
     text = _SUBSCRIPT.sub(lambda m: _scripted(m[1], _SUBSCRIPT_CHARS), text)
     text = _DROPPED_TAGS.sub("", text)
     text = _STRUCK.sub(r"\1", text)
