@@ -91,6 +91,8 @@ def test_the_latex_logo_in_pieces_is_one_word_again() -> None:
         ),
         "(u)pLA TEX2e mode": "(u)pLaTeX2e mode",
         "# L<sup>A</sup> TEX2 _ε_ font selection": "# LaTeX2ε font selection",
+        "pdfLA TEX에서만 유의미하다": "pdfLaTeX에서만 유의미하다",
+        "解决LATEX2_ε_版本": "解决LATEX2ε版本",
     }
     for converted, tidied in cases.items():
         assert tidy(converted) == tidied, converted

@@ -29,11 +29,13 @@ _PICTURE_TEXT = re.compile(
 _SUPERSCRIPT = re.compile(r"<sup>(.*?)</sup>", re.DOTALL)
 _LATEX_LOGO = re.compile(r"\bL(?:\*\*)?<sup>(?:\*\*)?A(?:\*\*)?</sup>(?:\*\*)? ?(?:\*\*)?TE ?X\b")
 """The LaTeX logo, its A raised and its E lowered: ``L<sup>A</sup> TEX``."""
-_LATEX_PIECES = re.compile(r"L(?: A ?|A |_{1,2}A_{1,2} ?_{0,2})TE ?X(?![^\W\d_])")
+_LATEX_PIECES = re.compile(r"L(?: A ?|A |_{1,2}A_{1,2} ?_{0,2})TE ?X(?![A-Za-z])")
 """The same logo whose raised A MuPDF reads as a word of its own (``LA TEX``, ``pdfLA TEX``,
 ``L A TEX``) or in a style of its own (``L__A__TEX``): searched as two words, neither of
-them LaTeX. An upper-case ``LATEX`` is left alone (a glove's material is spelt so)."""
-_LATEX_EPSILON = re.compile(r"(?<=LaTeX2|LATEX2) ?(_?)([εϵ𝜀])\1(?![^\W\d_])")
+them LaTeX. An upper-case ``LATEX`` is left alone (a glove's material is spelt so), and so is
+a word going on in Latin letters (``LA TEXTURA``); Korean and Chinese set their particles
+against it (``pdfLA TEX에서``)."""
+_LATEX_EPSILON = re.compile(r"(?<=LaTeX2|LATEX2) ?(_?)([εϵ𝜀])\1(?![A-Za-z])")
 """LaTeX2ε's epsilon, set in italics apart from the logo: ``LaTeX2 _ε_``, ``LATEX2_ε_``
 (the marks against a word are printed as they stand)."""
 _SUBSCRIPT = re.compile(r"<sub>(.*?)</sub>", re.DOTALL)
