@@ -33,9 +33,10 @@ _EMPHASIS = re.compile(
 )
 """Emphasis and code spans; ``_`` inside a word (``image_width``) is a letter, as in CommonMark.
 A mark may close before a digit or a superscript (``_t_³``: an italic symbol with its power)."""
-_SYMBOL = r"[^\x00-\x7f\w\s]"
-"""A symbol or punctuation mark outside ASCII: ``∗``, ``†``, ``−``, ``⟨``."""
-_MARK_ON_SYMBOL = re.compile(rf"(?=[*_])(?:[*_](?={_SYMBOL})|(?<={_SYMBOL})[*_])")
+SYMBOL = r"[^\x00-\x7f\w\s]"
+"""A symbol or punctuation mark outside ASCII (``∗``, ``†``, ``−``, ``⟨``), as a regex class:
+what an italic mark set against a word may hold (the converter's footnote stars)."""
+_MARK_ON_SYMBOL = re.compile(rf"(?=[*_])(?:[*_](?={SYMBOL})|(?<={SYMBOL})[*_])")
 """An emphasis mark touching such a symbol, left over once pairs are taken away: a footnote
 mark or bracket set in italics against a word (``version 2e_∗_``, ``⟨∗_article⟩_``), which
 CommonMark prints as it stands. A mark of ASCII text (``x_+_y`` in code) stays."""

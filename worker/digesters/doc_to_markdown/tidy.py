@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from bucketdigest.shared.pagetext import SYMBOL
 from bucketdigest.worker.digesters.doc_to_markdown.tables import tables_as_markdown
 
 _PICTURE_TEXT = re.compile(
@@ -70,7 +71,7 @@ _SUBSCRIPT_CHARS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈
 _SCRIPTABLE = re.compile(r"[+\-=(]*[0-9][0-9+\-=()]*")
 _STYLED_POINT = re.compile(r"(?<=\d)(\*\*|\*|_)([.,])\1(?=\d)")
 """A decimal point set in a math font comes out styled alone: ``124_._3``."""
-_STYLED_SYMBOL = re.compile(r"^([^_`\n]*[^\W_])_([^\x00-\x7f\w\s]+)_(?=[\s.,;:)]|$)", re.MULTILINE)
+_STYLED_SYMBOL = re.compile(rf"^([^_`\n]*[^\W_])_({SYMBOL}+)_(?=[\s.,;:)]|$)", re.MULTILINE)
 """A footnote mark or a symbol set in italics against the word before it (``version
 2e_∗_``, ``Michael Shell_∗†_``, ``Σ_∗_``): CommonMark prints such marks as they stand. Only
 the first of a line with no mark before it, so the marks cannot be closing an emphasis."""
