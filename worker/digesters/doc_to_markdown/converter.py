@@ -50,6 +50,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.ranges import (
     range_folder,
     range_images,
 )
+from bucketdigest.worker.digesters.doc_to_markdown.reading_order import columns_read_whole
 from bucketdigest.worker.digesters.doc_to_markdown.repair import open_document, pdfium_texts
 from bucketdigest.worker.digesters.doc_to_markdown.scanned import WORD_SHARE
 from bucketdigest.worker.digesters.doc_to_markdown.segmenting import bounded_segmenting
@@ -263,6 +264,7 @@ def convert(
             with (
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
+                columns_read_whole() if options.mode == "layout" else contextlib.nullcontext(),
                 spaced_lines(measured) as fixes_failed,
                 bounded_segmenting(),
                 layout_model(options.layout_features)

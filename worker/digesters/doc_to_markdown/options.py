@@ -119,7 +119,7 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 10
+TEXT_RULES = 11
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
@@ -129,8 +129,8 @@ pages by default, Chinese, Japanese and Korean ones too, and pages without pictu
 drawings read by the layout model that sees their text alone, :mod:`layout_model`; 10:
 scanned pages read from their text layer, :mod:`scanned`, vertical pages, :mod:`vertical`,
 drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, and words drawn
-as pictures read, :mod:`drawn_text`), so a new revision does not keep pages its predecessor made
-the old way."""
+as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`), so a new
+revision does not keep pages its predecessor made the old way."""
 
 
 def converter_version() -> str:

@@ -1,0 +1,134 @@
+"""A page of two columns reads each column whole, also where a short box of one column stands
+level with the gap between two paragraphs of the other; a box that spans the columns still
+cuts the page across."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+from hypothesis import given
+from hypothesis import strategies as st
+from pymupdf4llm.helpers import utils
+
+from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
+from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
+from bucketdigest.worker.digesters.doc_to_markdown.reading_order import columns_in_stripe
+
+THEIRS = utils.cluster_columns_in_stripe
+"""pymupdf4llm's own (the converter puts ours in its place only while converting)."""
+
+LEFT_TOP = "Regiments crossed the river at night and dug in along the bluffs above the town."
+LEFT_BOTTOM = "The siege lines ran for miles and the gunboats shelled the batteries every day."
+RIGHT_TOP = "Supplies came up the river on steamers that had to run past the shore guns first."
+RIGHT_BOTTOM = "By midsummer the garrison was eating mule meat and the surrender came in July."
+
+
+def _read(stripe: list[tuple]) -> list[str]:
+    return [box[4] for column in columns_in_stripe(stripe) for box in column]
+
+
+def test_a_short_box_level_with_a_gap_of_the_other_column_does_not_cut_it() -> None:
+    stripe = [
+        (42, 56, 285, 300, "left top"),
+        (42, 305, 120, 312, "left heading"),  # level with the right column's gap
+        (42, 320, 285, 700, "left bottom"),
+        (305, 56, 548, 290, "right top"),
+        (305, 330, 548, 700, "right bottom"),
+    ]
+    assert _read(stripe) == [
+        "left top",
+        "left heading",
+        "left bottom",
+        "right top",
+        "right bottom",
+    ]
+    theirs = [box[4] for column in THEIRS(stripe) for box in column]
+    assert theirs.index("right top") < theirs.index("left heading")  # what was read before
+
+
+def test_margin_notes_keep_their_place_beside_the_text() -> None:
+    stripe = [
+        (72, 50, 545, 200, "first paragraph"),
+        (550, 100, 590, 110, "first note"),
+        (72, 220, 545, 380, "second paragraph"),  # level with the gap between the notes
+        (550, 400, 590, 410, "second note"),  # level with the gap between paragraphs
+        (72, 420, 545, 600, "third paragraph"),
+    ]
+    read = _read(stripe)
+    assert read == [
+        "first paragraph",
+        "first note",
+        "second paragraph",
+        "second note",
+        "third paragraph",
+    ]
+    assert read == [box[4] for column in THEIRS(stripe) for box in column]
+
+
+def test_a_box_across_the_columns_still_cuts_the_page() -> None:
+    stripe = [
+        (42, 56, 285, 300, "left top"),
+        (305, 56, 548, 300, "right top"),
+        (60, 310, 530, 330, "figure caption"),
+        (42, 340, 285, 700, "left bottom"),
+        (305, 340, 548, 700, "right bottom"),
+    ]
+    assert _read(stripe) == [
+        "left top",
+        "right top",
+        "figure caption",
+        "left bottom",
+        "right bottom",
+    ]
+
+
+_coordinate = st.integers(0, 600)
+
+
+@st.composite
+def _boxes(draw: st.DrawFn) -> list[tuple]:
+    found = []
+    for n in range(draw(st.integers(1, 12))):
+        x0, y0 = draw(_coordinate), draw(_coordinate)
+        width, height = draw(st.integers(3, 300)), draw(st.integers(3, 120))
+        found.append((x0, y0, x0 + width, y0 + height, f"box {n}"))
+    return found
+
+
+def _cut_by_theirs_beside_a_column(stripe: list[tuple]) -> bool:
+    """Whether pymupdf4llm's rule takes a box for one that spans the page though boxes stand
+    in one column beside it: only then may the two rules read a stripe differently."""
+    for box in stripe:
+        alone = all(o is box or o[1] >= box[3] or o[3] <= box[1] for o in stripe)
+        for side in ([o for o in stripe if o[2] <= box[0]], [o for o in stripe if o[0] >= box[2]]):
+            above = [o for o in side if o[3] <= box[1]]
+            below = [o for o in side if o[1] >= box[3]]
+            column = any(not (a[0] >= b[2] or a[2] <= b[0]) for a in above for b in below)
+            if alone and column:
+                return True
+    return False
+
+
+@given(_boxes())
+def test_every_box_is_read_once_and_otherwise_as_pymupdf4llm_reads_it(stripe: list[tuple]) -> None:
+    read = _read(stripe)
+    assert sorted(read) == sorted(box[4] for box in stripe)
+    if not _cut_by_theirs_beside_a_column(stripe):
+        assert read == [box[4] for column in THEIRS(stripe) for box in column]
+
+
+def test_a_converted_page_of_two_columns_reads_each_column_whole(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(50, 72, 290, 290), (LEFT_TOP + " ") * 6, fontsize=10)
+    page.insert_text((50, 310), "Lists", fontsize=12)  # level with the right column's gap
+    page.insert_textbox(pymupdf.Rect(50, 322, 290, 560), (LEFT_BOTTOM + " ") * 6, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 72, 550, 280), (RIGHT_TOP + " ") * 6, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 340, 550, 560), (RIGHT_BOTTOM + " ") * 6, fontsize=10)
+    source = tmp_path / "columns.pdf"
+    doc.save(source)
+    markdown = convert(source, "pdf", tmp_path / "work", ConverterOptions()).pages[0]
+    order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
+    assert order == sorted(order), markdown
+    assert utils.cluster_columns_in_stripe is THEIRS  # put back after converting
