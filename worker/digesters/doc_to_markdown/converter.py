@@ -19,6 +19,7 @@ import pymupdf
 from bucketdigest.shared.archives import member_path
 from bucketdigest.shared.pagetext import has_text, without_surrogates
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
+from bucketdigest.worker.digesters.doc_to_markdown.aligned_columns import aligned_columns_as_tables
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
 from bucketdigest.worker.digesters.doc_to_markdown.layout_model import layout_model
@@ -265,6 +266,9 @@ def convert(
                 contextlib.redirect_stdout(messages),
                 sizes_as_levels() if options.mode == "layout" else contextlib.nullcontext(),
                 columns_read_whole() if options.mode == "layout" else contextlib.nullcontext(),
+                aligned_columns_as_tables()
+                if options.mode == "layout"
+                else contextlib.nullcontext(),
                 spaced_lines(measured) as fixes_failed,
                 bounded_segmenting(),
                 layout_model(options.layout_features)

@@ -129,8 +129,9 @@ pages by default, Chinese, Japanese and Korean ones too, and pages without pictu
 drawings read by the layout model that sees their text alone, :mod:`layout_model`; 10:
 scanned pages read from their text layer, :mod:`scanned`, vertical pages, :mod:`vertical`,
 drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, and words drawn
-as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`), so a new
-revision does not keep pages its predecessor made the old way."""
+as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`, and text
+set in aligned columns as tables, :mod:`aligned_columns`), so a new revision does not keep
+pages its predecessor made the old way."""
 
 
 def converter_version() -> str:
