@@ -39,6 +39,8 @@ _NUMBER = re.compile(r"\d+")
 Line = dict[str, Any]
 """A line as pymupdf4llm hands a block's lines over: ``bbox`` and its ``spans``."""
 Cell = list[dict[str, Any]]
+Styled = Callable[[Cell], tuple[str, str]]
+"""pymupdf4llm's ``get_styled_text``: spans as Markdown (bold, italics, code marks)."""
 
 
 def _cells(line: Line) -> list[Cell]:
@@ -95,7 +97,8 @@ def aligned_rows(lines: Sequence[Line]) -> list[list[Cell]] | None:
     return table
 
 
-def _text(cell: Cell, styled: Any) -> str:
+def _text(cell: Cell, styled: Styled) -> str:
+    """A cell as a Markdown table holds it: on one line, its ``|`` escaped."""
     return styled(cell)[0].strip().replace("|", "\\|") if cell else ""
 
 
@@ -128,7 +131,7 @@ def _without_numbers(lines: Sequence[Line]) -> list[Line]:
 
 
 def aligned_markdown(
-    lines: Sequence[Line], styled: Any, prose: Callable[[list[Line]], str]
+    lines: Sequence[Line], styled: Styled, prose: Callable[[list[Line]], str]
 ) -> str | None:
     """A block's Markdown when it is set in aligned columns (:func:`aligned_rows`), else
     None: a Markdown table, the first row its header (as pymupdf4llm writes its tables);
