@@ -125,6 +125,18 @@ def test_a_compound_the_converter_joined_at_a_line_end_gets_its_hyphen_back() ->
     assert tidy(pages[1], lexicon(pages)) == "when cross-referencing. A microcavity"
 
 
+def test_code_and_addresses_keep_their_letters_where_the_text_hyphenates_the_word() -> None:
+    pages = [
+        "a two-column layout with LuaTeX-ja",
+        "`\\if@twocolumn` and `{luatexja}`, see https://example.org/twocolumn or "
+        "[the guide](https://example.org/luatexja); a twocolumn page",
+    ]
+    assert tidy(pages[1], lexicon(pages)) == (
+        "`\\if@twocolumn` and `{luatexja}`, see https://example.org/twocolumn or "
+        "[the guide](https://example.org/luatexja); a two-column page"
+    )
+
+
 def test_no_space_before_punctuation_after_a_styled_word_and_plain_words_leave_code() -> None:
     page = (
         "between `\\and` and `\\or` . Note the **warning** . **Lemma 1.3** (Mine) **.** "

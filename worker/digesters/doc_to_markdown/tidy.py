@@ -79,6 +79,8 @@ _WORD = re.compile(r"[^\W\d_]+")
 _BROKEN_WORD = re.compile(r"(?:[^\W\d_]{3,}|(?<![^\W\d_])[a-z]{2})[-¬\u00ad]$")
 """A word broken at a line end: three letters or more, or a lower-case syllable of two
 (``im-``, ``re-``, ``al-``) that books break as often."""
+_LITERAL = re.compile(r"`[^`\n]+`|\]\([^)\s]*\)|<?https?://[^\s)>]+>?")
+"""Inline code, a link's address, a bare address: text to be taken letter for letter."""
 _COMPOUND = re.compile(r"(?<![\w-])[^\W\d_]+(?:-[^\W\d_]+)+(?![\w-])")
 _HAN_KANA = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CJK_LINE_JOIN = re.compile(f"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}])")
@@ -274,7 +276,8 @@ def _join_hyphenated(text: str, words: Collection[str]) -> str:
 def _hyphen_restored(text: str, compounds: dict[str, str]) -> str:
     """The converter joins a word broken at a line end and drops the hyphen, also where the
     hyphen is the word's own (``micro-cavity`` became ``microcavity``): a word the document
-    writes elsewhere with a hyphen gets it back."""
+    writes elsewhere with a hyphen gets it back, but in code and addresses (:data:`_LITERAL`),
+    which say what they say: ``\\if@twocolumn`` stays so where the text says "two-column"."""
     if not compounds:
         return text
 
@@ -286,7 +289,12 @@ def _hyphen_restored(text: str, compounds: dict[str, str]) -> str:
         letters = iter(word)
         return "".join("-" if c == "-" else next(letters) for c in compound)
 
-    return _WORD.sub(restore, text)
+    pieces, last = [], 0
+    for literal in _LITERAL.finditer(text):
+        pieces += [_WORD.sub(restore, text[last : literal.start()]), literal[0]]
+        last = literal.end()
+    pieces.append(_WORD.sub(restore, text[last:]))
+    return "".join(pieces)
 
 
 def _lines(lines: list[str]) -> Iterable[str]:
