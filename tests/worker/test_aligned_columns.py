@@ -99,6 +99,13 @@ def test_numbered_lines_of_code_become_a_listing() -> None:
         "```\n11 \\newif\\ifascmac@ptex\n12 \\ifx\\kanjiskip\\@undefined\n"
         "13 \\PackageInfo{tascmac}{%\n```\n\n"
     )
+    for line in lines:  # lines of code that happen to end level are still code
+        line["spans"][-1]["bbox"] = (
+            *line["spans"][-1]["bbox"][:2],
+            300,
+            line["spans"][-1]["bbox"][3],
+        )
+    assert _markdown(lines).startswith("```\n11 ")
 
 
 def test_numbered_lines_of_a_paragraph_are_the_paragraph_without_the_numbers() -> None:

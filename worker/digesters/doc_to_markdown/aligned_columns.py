@@ -34,6 +34,11 @@ MIN_SHARE = 0.6
 MAX_FIRST_COLUMN = 0.45
 """The widest a first column may be against the block: keys, codes, names and numbers are
 narrow; a line of prose fills the block."""
+PROSE_LETTERS = 0.8
+"""Numbered lines are a paragraph's when they are justified, this share of their marks are
+letters (AAS's numbered manuscript: 0.92 and more; cmfonts' listing of font shapes: 0.40) and
+they hold :data:`PROSE_WORDS` words or more (median): a line of TeX is mostly letters too."""
+PROSE_WORDS = 6
 _NUMBER = re.compile(r"\d+")
 
 Line = dict[str, Any]
@@ -118,6 +123,17 @@ def _justified(table: list[list[Cell]]) -> bool:
     return sum(end >= max(ends) - size for end in ends) >= MIN_SHARE * len(ends)
 
 
+def _worded(table: list[list[Cell]]) -> bool:
+    """Whether the rows but their numbers read as prose: words to a line
+    (:data:`PROSE_WORDS`), mostly letters (:data:`PROSE_LETTERS`). Code has few of either."""
+    texts = [" ".join(s["text"] for cell in row[1:] for s in cell) for row in table]
+    marks = [ch for text in texts for ch in text if not ch.isspace()]
+    letters = sum(ch.isalpha() for ch in marks) >= PROSE_LETTERS * len(marks)
+    return (
+        bool(marks) and letters and statistics.median(len(t.split()) for t in texts) >= PROSE_WORDS
+    )
+
+
 def _without_numbers(lines: Sequence[Line]) -> list[Line]:
     """``lines`` without the number each starts with."""
     out = []
@@ -136,12 +152,13 @@ def aligned_markdown(
     """A block's Markdown when it is set in aligned columns (:func:`aligned_rows`), else
     None: a Markdown table, the first row its header (as pymupdf4llm writes its tables);
     numbered lines of code a fenced block, a line a row; numbered lines of a paragraph (a
-    manuscript's line numbers) the paragraph, as ``prose`` writes it, without the numbers."""
+    manuscript's line numbers: justified, mostly letters) the paragraph, as ``prose`` writes
+    it, without the numbers."""
     table = aligned_rows(lines)
     if table is None:
         return None
     if _is_listing(table):
-        if len(table) > 1 and _justified(table):
+        if len(table) > 1 and _justified(table) and _worded(table):
             return prose(_without_numbers(lines))
         rows = [" ".join(s["text"].strip() for cell in row for s in cell) for row in table]
         return "```\n" + "\n".join(rows) + "\n```\n\n"
