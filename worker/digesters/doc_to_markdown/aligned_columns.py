@@ -174,7 +174,10 @@ def aligned_columns_as_tables() -> Iterator[None]:
     pymupdf4llm makes of it."""
     from pymupdf4llm.helpers import document_layout
 
-    theirs = document_layout.text_to_md
+    theirs = getattr(document_layout, "text_to_md", None)
+    if theirs is None:  # a release that writes text blocks otherwise: as it does
+        yield
+        return
 
     def text_to_md(textlines: list[Line], ignore_code: bool = False) -> str:
         if not textlines or (not ignore_code and document_layout.is_monospaced(textlines)):

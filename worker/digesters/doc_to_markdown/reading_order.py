@@ -98,10 +98,13 @@ def columns_in_stripe(stripe: Sequence[Box]) -> list[list[Box]]:
 @contextmanager
 def columns_read_whole() -> Iterator[None]:
     """While converting in layout mode, pymupdf4llm reads a stripe's columns with
-    :func:`columns_in_stripe`."""
+    :func:`columns_in_stripe` (a release without that step keeps its own order)."""
     from pymupdf4llm.helpers import utils
 
-    theirs = utils.cluster_columns_in_stripe
+    theirs = getattr(utils, "cluster_columns_in_stripe", None)
+    if theirs is None:
+        yield
+        return
     utils.cluster_columns_in_stripe = columns_in_stripe
     try:
         yield
