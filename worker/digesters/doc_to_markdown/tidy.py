@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from bucketdigest.shared.pagetext import SYMBOL
@@ -144,11 +144,17 @@ def tidy(markdown: str, known: Lexicon | None = None) -> str:
     (:data:`_UNPRINTABLE`, :data:`_PRINTED_AS`)."""
     known = known or Lexicon()
     markdown = _UNPRINTABLE.sub("\ufffd", markdown).translate(_PRINTED_AS)
+    return _between(_FENCE, markdown, lambda text: _tidy_text(text, known))
+
+
+def _between(kept: re.Pattern[str], text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` made to what lies between the matches of ``kept``, which stay
+    as they are."""
     pieces, last = [], 0
-    for block in _FENCE.finditer(markdown):
-        pieces += [_tidy_text(markdown[last : block.start()], known), block[0]]
-        last = block.end()
-    pieces.append(_tidy_text(markdown[last:], known))
+    for match in kept.finditer(text):
+        pieces += [change(text[last : match.start()]), match[0]]
+        last = match.end()
+    pieces.append(change(text[last:]))
     return "".join(pieces)
 
 
@@ -289,12 +295,7 @@ def _hyphen_restored(text: str, compounds: dict[str, str]) -> str:
         letters = iter(word)
         return "".join("-" if c == "-" else next(letters) for c in compound)
 
-    pieces, last = [], 0
-    for literal in _LITERAL.finditer(text):
-        pieces += [_WORD.sub(restore, text[last : literal.start()]), literal[0]]
-        last = literal.end()
-    pieces.append(_WORD.sub(restore, text[last:]))
-    return "".join(pieces)
+    return _between(_LITERAL, text, lambda words: _WORD.sub(restore, words))
 
 
 def _lines(lines: list[str]) -> Iterable[str]:
