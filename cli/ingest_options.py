@@ -46,7 +46,8 @@ def _ingest(
         rate=rate,
         concurrency=concurrency,
         retry_errors_after=retry_errors_after,
-        fetch=FetchSettings(user_agent=user_agent, timeout=timeout),
+        # the sites crawled are the operator's own choice, an intranet's as well
+        fetch=FetchSettings(user_agent=user_agent, timeout=timeout, private_networks=True),
     )
     return IngestSettings(
         file_filter=FileFilter(exts=exts, include=include, exclude=exclude),

@@ -262,9 +262,15 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
     options = body.get("options") if isinstance(body.get("options"), dict) else {}
     target = body.get("target") if isinstance(body.get("target"), dict) else {}
     task = _task({key: _as_list(options.get(key)) for key in _OPTIONS}, target.get("kind"))
+    fetching = FetchSettings(
+        max_bytes=backend.settings.max_upload,
+        respect_robots=False,
+        private_networks=any(s.get("kind") == "http" for s in sources)
+        and backend.bucket.settings.fetch_private_networks is True,
+    )
     with tempfile.TemporaryDirectory(prefix="bucketdigest-source-") as folder:
         saved = [
-            _source_file(source, Path(folder) / f"{n:05d}", backend.settings.max_upload)
+            _source_file(source, Path(folder) / f"{n:05d}", fetching)
             for n, source in enumerate(sources)
         ]
         for name, path in saved:
@@ -299,7 +305,11 @@ def _zipped(target: Any) -> bool:
     )
 
 
-def _source_file(source: Mapping[str, Any], path: Path, max_bytes: int) -> tuple[str, Path]:
+def _source_file(
+    source: Mapping[str, Any], path: Path, fetching: FetchSettings
+) -> tuple[str, Path]:
+    """A source saved at ``path``: a file's bytes decoded, a URL's page fetched as
+    ``fetching`` allows (public addresses only unless the bucket allows private networks)."""
     kind = source.get("kind")
     if kind == "file":
         name = str(source.get("filename") or "")
@@ -311,9 +321,8 @@ def _source_file(source: Mapping[str, Any], path: Path, max_bytes: int) -> tuple
         return name, path
     if kind == "http":
         url = str(source.get("url") or "")
-        settings = FetchSettings(max_bytes=max_bytes, respect_robots=False)
         try:
-            page = fetch(url, settings)
+            page = fetch(url, fetching)
         except BucketdigestError as exc:
             raise BadRequest(f"{url[:200]}: {exc}") from None
         path.write_bytes(page.body)

@@ -243,6 +243,13 @@ class BucketSettings(JsonRecord):
     asr_model: str | None = setting(
         Follows.CHAIN, "Model name sent to asr_endpoint.", worker="asr_model"
     )
+    fetch_private_networks: bool | None = setting(
+        Follows.CHAIN,
+        "Let link files and the drop-in APIs' URL sources fetch addresses off the public "
+        "internet (an intranet, the machine itself); off, so that a document or a request "
+        "cannot reach the fleet's network, such as a cloud's metadata service.",
+        worker="fetch_private_networks",
+    )
     embedding_precision: str | None = setting(
         Follows.CHAIN,
         "The weights search-semantic embeds passages with: int8 (twice as fast, the same answers "

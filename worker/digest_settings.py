@@ -41,6 +41,7 @@ class DigestSettings:
     force_ocr: bool = False
     ocr_dpi: int = 300
     embedding_precision: str = DEFAULT_PRECISION
+    fetch_private_networks: bool = False
     thumbnail_pixels: int = 320
     """The thumbnail's longer side."""
     llm_url: str | None = None

@@ -53,7 +53,10 @@ def site() -> Iterator[GeneratedSite]:
 
 
 def _settings(**crawl: object) -> IngestSettings:
-    defaults: dict[str, object] = {"rate": 1000.0, "fetch": FetchSettings(timeout=1.0)}
+    defaults: dict[str, object] = {
+        "rate": 1000.0,
+        "fetch": FetchSettings(timeout=1.0, private_networks=True),
+    }
     return IngestSettings(
         file_filter=FileFilter(exts=frozenset({"pdf"})),
         crawl=CrawlSettings(**{**defaults, **crawl}),  # type: ignore[arg-type]

@@ -30,6 +30,8 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.serve.docling_api import MAX_TASK_DOCUMENTS, Task, UnknownTask
+from bucketdigest.shared import keys
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.samples import make_pdf
 from bucketdigest.shared.stores.local import LocalStore
@@ -59,22 +61,50 @@ def test_the_docling_client_converts_a_file_into_a_docling_document(
     assert any(t.label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER) for t in document.texts)
 
 
-def test_the_docling_client_converts_a_url(fleet: Fleet) -> None:
+def test_the_docling_client_converts_a_url_once_the_bucket_allows_its_network(
+    fleet: Fleet,
+) -> None:
+    """The local server stands for a page on the fleet's own network: refused, unfetched and
+    unstored (a 400 naming why) until the bucket allows private networks."""
     site = fleet.folder / "site"
-    make_pdf(site / "manual.pdf", title="Served Manual", pages=1, seed=72)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    pdf = make_pdf(site / "manual.pdf", title="Served Manual", pages=1, seed=72)
+    raw = keys.raw_key(hashlib.sha256(pdf.read_bytes()).hexdigest(), "pdf")
+    asked: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(site))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/manual.pdf"
+    store = LocalStore(fleet.folder / "bucket")
     try:
+        refused = httpx.post(
+            f"{fleet.url}/v1/convert/source",
+            json={"sources": [{"kind": "http", "url": url}]},
+            headers={"X-Api-Key": fleet.token},
+        )
+        assert refused.status_code == 400
+        assert "loopback" in refused.json()["detail"]
+        assert "fetch_private_networks" in refused.json()["detail"]
+        assert asked == []
+        assert store.head(raw) is None
+        change_settings(store, {"fetch_private_networks": True})
         with DoclingServiceClient(
             fleet.url,
             api_key=fleet.token,
             status_watcher=StatusWatcherKind.POLLING,
             job_timeout=240,
         ) as client:
-            converted = client.convert(f"http://127.0.0.1:{server.server_address[1]}/manual.pdf")
+            converted = client.convert(url)
     finally:
+        change_settings(store, {"fetch_private_networks": None})
         server.shutdown()
+    assert asked == ["/manual.pdf"] and store.head(raw) is not None
     assert "Served Manual" in converted.document.export_to_markdown()
 
 

@@ -1,6 +1,8 @@
 """Link files (.url, .webloc, a text file holding one URL): the page they point to is fetched
-from a local web server, its main content feeds search; a dead link fails with its HTTP
-status after its attempts; robots.txt is honoured; a link file with no URL fails at once."""
+from a local web server (an intranet, once the bucket allows private networks), its main
+content feeds search; a dead link fails with its HTTP status after its attempts; robots.txt is
+honoured; a link file with no URL fails at once; by default a link to an address off the public
+internet fails at once, unfetched."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from bucketdigest.ingestor.sources import FolderSource
 from bucketdigest.serve.app import create_app
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import keys, queue
+from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.filetypes import EXTENSION_GROUPS
 from bucketdigest.shared.result import web_member
@@ -40,14 +43,29 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
+class _Served(_Quiet):
+    asked: list[str]
+
+    def do_GET(self) -> None:
+        self.asked.append(self.path)
+        super().do_GET()
+
+
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[str]:
+def asked() -> list[str]:
+    """The paths the site was asked for."""
+    return []
+
+
+@pytest.fixture
+def site(tmp_path: Path, asked: list[str]) -> Iterator[str]:
     root = tmp_path / "www"
     (root / "private").mkdir(parents=True)
     (root / "grappling.html").write_text(ARTICLE)
     (root / "private" / "notes.html").write_text(ARTICLE)
     (root / "robots.txt").write_text("User-agent: *\nDisallow: /private/\n")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=root))
+    handler = type("Handler", (_Served,), {"asked": asked})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=root))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -67,6 +85,7 @@ def test_link_files_fetch_their_page_and_dead_links_fail_with_the_status(
     (folder / "private.md").write_text(f"  {site}/private/notes.html\n")
     (folder / "empty.url").write_text("[InternetShortcut]\r\n")
     store = LocalStore(tmp_path / "bucket")
+    change_settings(store, {"fetch_private_networks": True})  # the site stands for an intranet
     exts = EXTENSION_GROUPS["links"] | {"md"}
     report = Ingestor(store).ingest([FolderSource(folder, FileFilter(exts=exts))])
     digests = {f.path: f.digest for f in report.files}
@@ -109,3 +128,27 @@ def test_link_files_fetch_their_page_and_dead_links_fail_with_the_status(
 
     failure = queue.read_failure(store, digests["empty.url"])
     assert failure is not None and failure.error == "no URL in this .url file"
+
+
+def test_a_link_off_the_public_internet_fails_at_once_unfetched(
+    tmp_path: Path, site: str, asked: list[str]
+) -> None:
+    """A link file anyone could upload must not make a worker read what only the fleet's
+    machines reach (a cloud's metadata service, the store, this machine's services)."""
+    folder = tmp_path / "links"
+    folder.mkdir()
+    (folder / "inside.url").write_text(f"[InternetShortcut]\r\nURL={site}/grappling.html\r\n")
+    store = LocalStore(tmp_path / "bucket")
+    report = Ingestor(store).ingest([FolderSource(folder, FileFilter(exts={"url"}))])
+    settings = WorkerSettings(
+        exit_when_idle=True, monitor_every=None, idle_sleep=0.1, retry_delay=0
+    )
+    Worker(store, settings).run()
+
+    archive = zipfile.ZipFile(io.BytesIO(store.get(keys.out_key(report.files[0].digest)).data))
+    records = {r["output"]: r for r in json.loads(archive.read("digests.json"))["outputs"]}
+    refused = records["web-page"]
+    assert refused["status"] == "failed" and refused["attempts"] == 1
+    assert "127.0.0.1" in refused["error"] and "fetch_private_networks" in refused["error"]
+    assert asked == []  # neither the page nor its robots.txt
+    assert "cannot move away" not in archive.read("document.md").decode()

@@ -47,7 +47,7 @@ class UrlCrawl(Digester):
         url = link_target(text, ctx.file.ext)
         if url is None:  # a text file that is not a link: nothing to fetch
             return {"web-page": Produced({}, {"url": None})}
-        page = fetch(url, FetchSettings())
+        page = fetch(url, FetchSettings(private_networks=ctx.settings.fetch_private_networks))
         markdown, metadata = html_to_markdown(page.body, page.final_url)
         content = {
             "url": url,
