@@ -25,7 +25,7 @@ from bucketdigest.shared.filetypes import FileKind
 from bucketdigest.shared.pagetext import document_pages, plain_text
 from bucketdigest.shared.result import TAGS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
-from bucketdigest.worker.document_blocks import page_blocks
+from bucketdigest.worker.document_blocks import Block, page_blocks
 
 TOP = 20
 CANDIDATES = 3 * TOP
@@ -36,29 +36,32 @@ MIN_BODY_WORDS = 40
 """Fewer words of body text than this: the document is tagged from all its text."""
 
 
-def body_text(pages: Sequence[str], tables: bool = False) -> str:
-    """The headings (each :data:`HEADING_WEIGHT` times), paragraphs and list items of
-    ``pages`` (each page's Markdown), in order; with ``tables`` also the captions and the
-    cells of tables' rows under their header rows (what a form or a sheet says)."""
+PageBlocks = Sequence[Sequence[Block]]
+"""Each page's blocks, read once from its Markdown (:func:`page_blocks`)."""
+
+
+def body_text(blocks: PageBlocks, tables: bool = False) -> str:
+    """The headings (each :data:`HEADING_WEIGHT` times), paragraphs and list items of the
+    pages of ``blocks``, in order; with ``tables`` also the captions and the cells of tables'
+    rows under their header rows (what a form or a sheet says)."""
     parts: list[str] = []
-    for number, page in enumerate(pages, start=1):
-        for block in page_blocks(page, number):
-            if block.kind == "heading":
-                parts += [block.text] * HEADING_WEIGHT
-            elif block.kind in BODY_KINDS or (tables and block.kind == "caption"):
-                parts.append(block.text)
-            elif tables and block.kind == "table":
-                rows = [r for r in block.rows or [] if not any(c["header"] for c in r)]
-                parts += [". ".join(c["text"] for c in row if c["text"]) for row in rows]
+    for block in (block for page in blocks for block in page):
+        if block.kind == "heading":
+            parts += [block.text] * HEADING_WEIGHT
+        elif block.kind in BODY_KINDS or (tables and block.kind == "caption"):
+            parts.append(block.text)
+        elif tables and block.kind == "table":
+            rows = [r for r in block.rows or [] if not any(c["header"] for c in r)]
+            parts += [". ".join(c["text"] for c in row if c["text"]) for row in rows]
     return "\n\n".join(part for part in parts if part)
 
 
-def _header_words(pages: Sequence[str]) -> set[str]:
-    """The words of the tables' header cells of ``pages``, case aside."""
+def _header_words(blocks: PageBlocks) -> set[str]:
+    """The words of the tables' header cells of the pages of ``blocks``, case aside."""
     return {
         word
-        for number, page in enumerate(pages, start=1)
-        for block in page_blocks(page, number)
+        for page in blocks
+        for block in page
         if block.kind == "table"
         for row in block.rows or []
         for cell in row
@@ -110,16 +113,17 @@ def document_tags(pages: Sequence[str]) -> list[tuple[str, float]]:
     first; from its :func:`body_text`, or all its text when it has little body."""
     import yake
 
-    body = text = body_text(pages)
+    blocks = [page_blocks(page, number) for number, page in enumerate(pages, start=1)]
+    body = text = body_text(blocks)
     if len(text.split()) < MIN_BODY_WORDS:
-        text = body_text(pages, tables=True)
+        text = body_text(blocks, tables=True)
     if not text.strip():
         text = "\n\n".join(plain_text(page) for page in pages)
     if not text.strip():
         return []
     extractor = yake.KeywordExtractor(lan="en", n=3, top=CANDIDATES)
     found = extractor.extract_keywords(text)
-    headers = _header_words(pages) - set(body.casefold().split())
+    headers = _header_words(blocks) - set(body.casefold().split())
     return distinct([(p, score) for p, score in found if not set(_words(p)) <= headers])
 
 
