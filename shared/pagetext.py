@@ -56,7 +56,9 @@ _SUPERSCRIPT_DIGITS = frozenset("⁰¹²³⁴⁵⁶⁷⁸⁹")
 _SPACES = re.compile(r"[ \t]{2,}|\t")
 """Runs of spaces and tabs that one space replaces (a lone space is left as it is: replacing
 each of a snippet's spaces by itself cost more than the rest of stripping its syntax)."""
-_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+"""The Chinese and Japanese characters, as a regular expression's character range: their
+words are not spaced."""
 
 
 @cache
@@ -67,7 +69,7 @@ def _token() -> re.Pattern[str]:
     marks = "".join(
         chr(code) for code in range(0x10000) if unicodedata.category(chr(code)) in ("Mn", "Mc")
     )
-    return re.compile(f"[{_CJK}]|[^\\W{_CJK}](?:[^\\W{_CJK}]|[{marks}])*")
+    return re.compile(f"[{CJK}]|[^\\W{CJK}](?:[^\\W{CJK}]|[{marks}])*")
 
 
 DOUBTFUL_OPEN = "<!--doubtful-->"

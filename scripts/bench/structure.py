@@ -51,6 +51,14 @@ PAGES = 40
 _MARKDOWN = re.compile(r"\*\*|(?<!\w)_[^_\s]+_(?!\w)|\||^#|!\[|\]\(|<!--")
 """What a snippet shows when Markdown is left in it: emphasis, table pipes, headings, image
 and link syntax, comments."""
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]{9}")
+"""Nine Chinese or Japanese characters without a space: a run of words, not one."""
+
+
+def no_topic(tag: str) -> bool:
+    """A tag that says a word twice, or holds a run of unspaced words."""
+    words = tag.casefold().split()
+    return len(set(words)) < len(words) or _UNSPACED.search(tag) is not None
 
 
 class Reading:
@@ -58,6 +66,7 @@ class Reading:
 
     def __init__(self) -> None:
         self.documents = self.tags = self.header_tags = self.with_tables = 0
+        self.no_topic: list[str] = []
         self.snippets = self.marked = self.with_code = 0
         self.examples: list[str] = []
         self.marked_examples: list[str] = []
@@ -86,6 +95,7 @@ class Reading:
         self.documents += 1
         self.with_tables += bool(header)
         self.tags += len(tags)
+        self.no_topic += [tag for tag in tags if no_topic(tag)]
         for tag in tags:
             words = set(word_keys(tag))
             if words and words <= header and not words <= body:
@@ -114,6 +124,13 @@ class Reading:
             "words alone (every word in a header cell, not all in the headings, paragraphs and "
             f"list items)"
             + (f", such as {', '.join(repr(e) for e in self.examples)}" if self.examples else "")
+            + f"; {len(self.no_topic)} tags that say a word twice or hold a run of unspaced "
+            "Chinese or Japanese words"
+            + (
+                f", such as {', '.join(repr(t) for t in self.no_topic[:3])}"
+                if self.no_topic
+                else ""
+            )
             + f". Snippets of every chunk without code ({self.snippets}; {self.with_code} "
             f"holding a listing left out): {self.marked} still show Markdown "
             "(emphasis, table pipes, heading marks, image or link syntax, comments)"

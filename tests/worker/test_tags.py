@@ -1,4 +1,5 @@
-"""Tags name each thing once: no tag inside another, a name rather than a name and a verb."""
+"""Tags name each thing once: no tag inside another, a name rather than a name and a verb; no tag
+says a word twice or holds a whole unspaced Chinese or Japanese sentence."""
 
 from __future__ import annotations
 
@@ -39,9 +40,28 @@ def test_no_tag_is_inside_another_and_every_tag_was_found(found: list[tuple[str,
     assert len(tags) <= 10
     assert set(tags) <= set(found)
     for tag, _ in tags:
+        assert len(set(tag.casefold().split())) == len(tag.split())
         for other, _ in tags:
             if tag != other:
                 assert f" {tag.casefold()} " not in f" {other.casefold()} "
+
+
+def test_a_phrase_saying_a_word_twice_or_an_unspaced_sentence_is_no_tag() -> None:
+    """What YAKE made of real documents: a heading read with its running head, a list of
+    names, a Japanese sentence (its words are not spaced) taken for one word."""
+    found = [
+        ("Contents Contents Abstract", 0.01),
+        ("Haruki EJIRI Haruki", 0.02),
+        ("パッケ ー ジは日本語による見出し語と日付を出力するためのマクロを定義しています", 0.03),
+        ("font encodings", 0.04),
+        ("日本語 パッケージ", 0.05),
+        ("Textverarbeitungsprogramm", 0.06),
+    ]
+    assert [tag for tag, _ in distinct(found)] == [
+        "font encodings",
+        "日本語 パッケージ",
+        "Textverarbeitungsprogramm",
+    ]
 
 
 def test_tags_come_from_the_body_not_from_table_headers_or_captions() -> None:

@@ -14,15 +14,21 @@ from its tables' rows too, still without their header rows; one with none of the
 of labels the converter set apart), from all its text. In every case a phrase made of table
 header words alone (words the body does not use) is no tag: a form's column labels repeat in
 its rows.
+
+YAKE takes a phrase for words between spaces, so some of its phrases are no topic: a phrase
+that says a word twice ("Abstract Abstract", "Haruki EJIRI Haruki": a heading read with its
+running head, a list of names), and one with a "word" of more than :data:`MAX_CJK_WORD`
+Chinese or Japanese characters (a whole unspaced sentence).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from bucketdigest.shared.filetypes import FileKind
-from bucketdigest.shared.pagetext import document_pages, plain_text
+from bucketdigest.shared.pagetext import CJK, document_pages, plain_text
 from bucketdigest.shared.result import TAGS
 from bucketdigest.worker.digester import DigestContext, Digester, Produced
 from bucketdigest.worker.document_blocks import Block, page_blocks
@@ -34,6 +40,10 @@ BODY_KINDS = frozenset({"paragraph", "list_item"})
 HEADING_WEIGHT = 2
 MIN_BODY_WORDS = 40
 """Fewer words of body text than this: the document is tagged from all its text."""
+MAX_CJK_WORD = 8
+"""More Chinese or Japanese characters than this between spaces are a run of words (their
+words are one to four characters), not a word a tag can be made of."""
+_CJK_RUN = re.compile(f"[{CJK}]{{{MAX_CJK_WORD + 1}}}")
 
 
 PageBlocks = Sequence[Sequence[Block]]
@@ -88,13 +98,19 @@ def _runs_past_a_name(name: str, phrase: str) -> bool:
     )
 
 
+def _no_topic(phrase: str, words: tuple[str, ...]) -> bool:
+    """A phrase that says a word twice, or holds a run of unspaced words."""
+    return len(set(words)) < len(words) or _CJK_RUN.search(phrase) is not None
+
+
 def distinct(found: Sequence[tuple[str, float]], top: int = TOP) -> list[tuple[str, float]]:
     """YAKE's ``(phrase, score)`` pairs, best (lowest) first, without a phrase that another kept
-    one contains or that contains one (see the module's docstring); at most ``top``."""
+    one contains or that contains one, and without the phrases that are no topic (see the
+    module's docstring); at most ``top``."""
     kept: list[tuple[str, float]] = []
     for phrase, score in sorted(found, key=lambda pair: pair[1]):
         words = _words(phrase)
-        if any(_words(other) == words for other, _ in kept):
+        if _no_topic(phrase, words) or any(_words(other) == words for other, _ in kept):
             continue
         holding = [n for n, (other, _) in enumerate(kept) if _inside(words, _words(other))]
         if holding:
