@@ -36,6 +36,10 @@ USER_AGENT = "bucketdigest/0.1 (+https://github.com/bucketdigest)"
 class FetchSettings:
     user_agent: str = USER_AGENT
     timeout: float = 30.0
+    """The longest wait for the server to connect or to send more."""
+    max_seconds: float = 300.0
+    """The longest a whole answer may take to arrive (a server that trickles it out a byte at
+    a time stays within ``timeout`` at each read)."""
     max_bytes: int = 20 * 1024 * 1024
     respect_robots: bool = True
     private_networks: bool = False
@@ -68,6 +72,10 @@ class RefusedUrl(OSError):
     a redirect leads to one that is not http(s)."""
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+"""The well-known prefix of NAT64 gateways, which reach the IPv4 address in the last 32 bits."""
+
+
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo's client, NAT64)."""
     if address.ipv4_mapped is not None:
@@ -79,9 +87,6 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | No
     if address in _NAT64:
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     return None
-
-
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 def address_kind(text: str) -> str | None:
@@ -286,6 +291,23 @@ class HostThrottle:
         time.sleep(max(0.0, slot - now))
 
 
+def _body(response: Any, url: str, settings: FetchSettings) -> bytes:
+    """The body of ``response``, read within the size and time limits of ``settings``."""
+    deadline = time.monotonic() + settings.max_seconds
+    parts: list[bytes] = []
+    size = 0
+    while part := response.read1(1 << 16):
+        parts.append(part)
+        size += len(part)
+        if size > settings.max_bytes:
+            raise PermanentDigestError(
+                f"{url} is larger than the {settings.max_bytes:,}-byte limit"
+            )
+        if time.monotonic() > deadline:
+            raise FetchError(f"{url} took over {settings.max_seconds:g} s to arrive")
+    return b"".join(parts)
+
+
 def fetch(
     url: str,
     settings: FetchSettings,
@@ -311,11 +333,7 @@ def fetch(
     request = urllib.request.Request(url, headers=headers)
     try:
         with _open(request, settings) as response:
-            body = response.read(settings.max_bytes + 1)
-            if len(body) > settings.max_bytes:
-                raise PermanentDigestError(
-                    f"{url} is larger than the {settings.max_bytes:,}-byte limit"
-                )
+            body = _body(response, url, settings)
             return FetchedPage(
                 url=url,
                 final_url=response.geturl(),

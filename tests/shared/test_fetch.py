@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from bucketdigest.shared import fetch as fetching
 from bucketdigest.shared.errors import PermanentDigestError
-from bucketdigest.shared.fetch import FetchSettings, Robots, address_kind, fetch
+from bucketdigest.shared.fetch import FetchError, FetchSettings, Robots, address_kind, fetch
 
 SECRET = b"instance credentials"
 
@@ -35,7 +36,8 @@ class Site:
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    """A server that answers /secret with the secret and /to?url with a redirect there."""
+    """A server that answers /secret with the secret, /to?url with a redirect there and
+    /trickle with a byte every 50 ms."""
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -45,6 +47,14 @@ def site() -> Iterator[Site]:
                 self.send_response(302)
                 self.send_header("Location", self.path.removeprefix("/to?"))
                 self.end_headers()
+                return
+            if self.path == "/trickle":
+                self.send_response(200)
+                self.end_headers()
+                for _ in range(200):
+                    self.wfile.write(b".")
+                    self.wfile.flush()
+                    time.sleep(0.05)
                 return
             self.send_response(200 if self.path == "/secret" else 404)
             self.send_header("Content-Type", "text/plain")
@@ -113,6 +123,15 @@ def test_a_name_that_resolves_elsewhere_when_connecting_gets_nowhere(
     with pytest.raises(PermanentDigestError, match=r"rebind\.example \(127\.0\.0\.2\)"):
         fetch(f"http://rebind.example:{site.port}/secret", FetchSettings(respect_robots=False))
     assert site.paths == []
+
+
+def test_an_answer_trickled_out_is_given_up_at_the_deadline(site: Site) -> None:
+    """Each byte comes within the read timeout; the whole answer is what has a limit."""
+    settings = FetchSettings(private_networks=True, respect_robots=False, max_seconds=0.5)
+    started = time.monotonic()
+    with pytest.raises(FetchError, match=r"took over 0\.5 s"):
+        fetch(f"{site.url}/trickle", settings)
+    assert time.monotonic() - started < 5  # not the 10 s the server would take
 
 
 def test_robots_txt_of_a_private_site_is_not_read(site: Site) -> None:
