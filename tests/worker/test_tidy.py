@@ -209,3 +209,24 @@ def test_joining_paragraphs_loses_no_word_and_is_done_once(blocks: list[str]) ->
     assert once.replace("-", "").split() == [] or (
         "".join(once.replace("-", "").split()) == "".join(text.replace("-", "").split())
     )
+
+
+def test_a_bold_heading_and_a_bold_paragraph_after_it_keep_their_marks() -> None:
+    """njurepo p.5: a section heading in bold, then a list of options each led by its name in
+    bold; merging the bold runs across the blank line took the heading's closing marks and
+    the first name's opening ones ("language** ...")."""
+    page = "# **3.2 选项** \n\n**language** 论文的主要语言。 **open** 正规出版物的章节\n"
+    assert tidy(page) == "# 3.2 选项\n\n**language** 论文的主要语言。 **open** 正规出版物的章节\n"
+    assert tidy("**Turnip** **crop** yields\n") == "**Turnip crop** yields\n"
+
+
+words = st.text(alphabet="ab é", max_size=8).map(str.strip)
+
+
+@given(st.lists(st.tuples(words.filter(bool), words), min_size=1, max_size=5))
+def test_each_paragraph_keeps_its_bold_runs_whole(paragraphs: list[tuple[str, str]]) -> None:
+    """A paragraph opening with a bold word (a term and its description, or a bold line
+    alone) keeps both marks, whatever stands before and after it."""
+    text = "\n\n".join(f"**{term}** {rest}".strip() for term, rest in paragraphs)
+    for block in tidy(text).split("\n\n"):
+        assert block.startswith("**") and block.count("**") == 2, block

@@ -42,7 +42,9 @@ _LATEX_EPSILON = re.compile(r"(?<=LaTeX2|LATEX2) ?(_?)([εϵ𝜀])\1(?![A-Za-z])
 _SUBSCRIPT = re.compile(r"<sub>(.*?)</sub>", re.DOTALL)
 _DROPPED_TAGS = re.compile(r"</?(?:u|mark|ins|s|del|strike)>")
 _STRUCK = re.compile(r"~~(?=\S)(.*?)(?<=\S)~~")
-_EMPTY_BOLD = re.compile(r"\*\*(\s*)\*\*")
+_EMPTY_BOLD = re.compile(r"\*\*([ \t]*)\*\*")
+"""Two bold runs with only spaces between them on a line: one run. Not across lines: the end
+of a bold heading and the start of a bold paragraph after it lost their marks."""
 _HEADING = re.compile(r"^(#+ )(.*)$")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _HYPHENATED = re.compile(r"\b([^\W\d_]+)-(?: |\n)([a-zß-ÿ][^\W\d_]*)")
