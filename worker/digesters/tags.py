@@ -147,7 +147,7 @@ class Tags(Digester):
     name = "tags"
     label = "Tags"
     description = f"Up to {TOP} keywords and key phrases (YAKE), best first, as tags.json."
-    version = "3"
+    version = "4"
     outputs = ("tags",)
     needs = ("markdown", "ocr", "web-page")
     kinds = frozenset(FileKind)

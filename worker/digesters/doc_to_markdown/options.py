@@ -119,7 +119,7 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 11
+TEXT_RULES = 12
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
@@ -130,8 +130,8 @@ drawings read by the layout model that sees their text alone, :mod:`layout_model
 scanned pages read from their text layer, :mod:`scanned`, vertical pages, :mod:`vertical`,
 drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, and words drawn
 as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`, and text
-set in aligned columns as tables, :mod:`aligned_columns`), so a new revision does not keep
-pages its predecessor made the old way."""
+set in aligned columns as tables, :mod:`aligned_columns`; 12: bold runs merged within a line
+only, :mod:`tidy`), so a new revision does not keep pages its predecessor made the old way."""
 
 
 def converter_version() -> str:
