@@ -54,6 +54,9 @@ class WatchSettings:
     settle_seconds: float = SETTLE_SECONDS
     poll: bool = False
     """Poll the folder instead of waiting for notifications (network mounts)."""
+    clock: Callable[[], float] = time.time
+    """Now, in seconds since the epoch: when a file was written (its modification time) is
+    told against it, as is when the folder last changed."""
 
 
 def _fingerprint(path: Path) -> Fingerprint | None:
@@ -78,13 +81,13 @@ class _RememberingFolder(FolderSource):
         settings: IngestSettings,
         hashed: Hashed,
         ignored: Sequence[Path],
-        settle_seconds: float,
+        watch: WatchSettings,
     ) -> None:
         super().__init__(root, settings.file_filter)
         self.settings = settings
         self.hashed = hashed
         self.ignored = ignored
-        self.settle_seconds = settle_seconds
+        self.watch = watch
         self.seen: dict[str, Fingerprint] = {}
         """Each file's fingerprint as this scan found it, before reading it."""
         self.unsettled = False
@@ -98,7 +101,7 @@ class _RememberingFolder(FolderSource):
             if _inside(self.root / item.relative, self.ignored):
                 continue
             seen = _fingerprint(self.root / item.relative)
-            if seen is not None and time.time_ns() - seen[1] < self.settle_seconds * 1e9:
+            if seen is not None and self.watch.clock() - seen[1] / 1e9 < self.watch.settle_seconds:
                 # still being written or copied (the scan at the start, or one that began as
                 # a copy did): the next scan, once the folder has settled, takes it
                 self.unsettled = True
@@ -189,11 +192,11 @@ def watch_folder(
     root = folder.resolve()
     hashed: Hashed = {}
     ignored = [path.resolve() for path in ignored]
-    changes = _Changes(time.monotonic, ignored)
+    changes = _Changes(watch.clock, ignored)
     observer = _started(changes, root, watch.poll)  # first: what changes during the scan counts
 
     def scan() -> None:
-        source = _RememberingFolder(root, settings, hashed, ignored, watch.settle_seconds)
+        source = _RememberingFolder(root, settings, hashed, ignored, watch)
         on_report(_scan(store, source))
         if source.unsettled:
             changes.again()

@@ -23,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 import urllib.robotparser
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlparse
@@ -291,9 +292,9 @@ class HostThrottle:
         time.sleep(max(0.0, slot - now))
 
 
-def _body(response: Any, url: str, settings: FetchSettings) -> bytes:
+def _body(response: Any, url: str, settings: FetchSettings, clock: Callable[[], float]) -> bytes:
     """The body of ``response``, read within the size and time limits of ``settings``."""
-    deadline = time.monotonic() + settings.max_seconds
+    deadline = clock() + settings.max_seconds
     parts: list[bytes] = []
     size = 0
     while part := response.read1(1 << 16):
@@ -303,7 +304,7 @@ def _body(response: Any, url: str, settings: FetchSettings) -> bytes:
             raise PermanentDigestError(
                 f"{url} is larger than the {settings.max_bytes:,}-byte limit"
             )
-        if time.monotonic() > deadline:
+        if clock() > deadline:
             raise FetchError(f"{url} took over {settings.max_seconds:g} s to arrive")
     return b"".join(parts)
 
@@ -315,8 +316,10 @@ def fetch(
     *,
     etag: str = "",
     last_modified: str = "",
+    clock: Callable[[], float] = time.monotonic,
 ) -> FetchedPage:
-    """GET ``url`` (conditionally, given the ``etag`` or ``last_modified`` of a copy).
+    """GET ``url`` (conditionally, given the ``etag`` or ``last_modified`` of a copy); ``clock``
+    times the answer against ``settings.max_seconds``.
     FetchError (retryable) naming the HTTP status or network error; PermanentDigestError when
     robots.txt forbids it or the page is over the size limit."""
     url = check_url(url)
@@ -333,7 +336,7 @@ def fetch(
     request = urllib.request.Request(url, headers=headers)
     try:
         with _open(request, settings) as response:
-            body = _body(response, url, settings)
+            body = _body(response, url, settings, clock)
             return FetchedPage(
                 url=url,
                 final_url=response.geturl(),

@@ -10,7 +10,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +54,13 @@ def _work(bucket: str, endpoint: str | None, *options: str) -> subprocess.Popen[
 
 def _wait_for(condition: Callable[[], object], timeout: float = 60.0) -> None:
     wait_until(condition, "timed out waiting", seconds=timeout, every=0.1)
+
+
+def _began_since(
+    before: set[str], claimed: Callable[[], set[str]], over: Callable[[], bool]
+) -> Callable[[], bool]:
+    """A condition: a job has been claimed that was not among ``before``, or all are over."""
+    return lambda: bool(claimed() - before) or over()
 
 
 def _claim_expired(store: Store, key: str) -> bool:
@@ -112,21 +118,26 @@ def test_chaos_killing_workers_at_random_loses_nothing(
     rng = random.Random(3)
     workers = [_work(moto_bucket, moto_endpoint, *options) for _ in range(4)]
     kills = 0
-    deadline = time.monotonic() + 400
+
+    def ended() -> int:
+        return sum(1 for _ in store.list(keys.OUT_PREFIX)) + sum(
+            1 for _ in store.list(QueueState.FAILED.prefix)
+        )
+
+    def claimed() -> set[str]:
+        return {info.key for info in store.list(QueueState.PROCESSING.prefix)}
+
     try:
-        while (
-            sum(1 for _ in store.list(keys.OUT_PREFIX))
-            + sum(1 for _ in store.list(QueueState.FAILED.prefix))
-            < 40
-        ):
-            assert time.monotonic() < deadline, "the fleet did not finish"
-            time.sleep(rng.uniform(1.0, 2.5))
-            if kills < 8:
-                victim = rng.randrange(len(workers))
-                workers[victim].send_signal(signal.SIGKILL)
-                workers[victim].wait()
-                workers[victim] = _work(moto_bucket, moto_endpoint, *options)
-                kills += 1
+        while kills < 8 and ended() < 40:
+            # a worker is killed at random once a job has begun since the last kill: mid-job
+            began = _began_since(claimed(), claimed, lambda: ended() >= 40)
+            wait_until(began, "no job began", 120, every=0.2)
+            victim = rng.randrange(len(workers))
+            workers[victim].send_signal(signal.SIGKILL)
+            workers[victim].wait()
+            workers[victim] = _work(moto_bucket, moto_endpoint, *options)
+            kills += 1
+        wait_until(lambda: ended() >= 40, "the fleet did not finish", 400, every=0.5)
         _wait_for(lambda: not list(store.list(QueueState.PROCESSING.prefix)), timeout=60)
     finally:
         for worker in workers:
@@ -190,8 +201,8 @@ def test_sigterm_finishes_within_grace_or_hands_the_job_back(
     store = open_store(StoreSettings(bucket=bucket))
     (digest,) = _ingest(store, tmp_path / "pdfs")
     worker = _work(bucket, None, "--grace", grace)
+    # the job has begun: claimed
     _wait_for(lambda: store.head(keys.queue_key(QueueState.PROCESSING, digest)) is not None)
-    time.sleep(0.5)
     worker.send_signal(signal.SIGTERM)
     _, err = worker.communicate(timeout=120)
     assert worker.returncode == 0, err

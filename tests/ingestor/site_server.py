@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import tempfile
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -41,6 +40,8 @@ class GeneratedSite:
     not_modified: Counter[str] = field(default_factory=Counter)
     news_edition: int = 1
     released: threading.Event = field(default_factory=threading.Event)
+    closing: threading.Event = field(default_factory=threading.Event)
+    """Set when the server stops: the slow page, which answers after 3 s, answers then."""
     pdf: bytes = b""
 
     @property
@@ -114,7 +115,7 @@ def _handler(site: GeneratedSite) -> type[BaseHTTPRequestHandler]:
                 self.send_error(500, "Internal Server Error")
                 return
             if path == "/docs/slow.html":
-                time.sleep(3)
+                site.closing.wait(3)  # slower than the crawl's 1 s timeout
             if path == "/docs/hang.html":
                 site.released.wait(60)
             if path in redirects:
@@ -167,5 +168,6 @@ def serve_site() -> Iterator[GeneratedSite]:
         yield site
     finally:
         site.released.set()
+        site.closing.set()
         server.shutdown()
         server.server_close()

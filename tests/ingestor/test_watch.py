@@ -4,11 +4,11 @@ the system's notifications or by polling; the CLI follows a folder until Ctrl-C.
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +28,7 @@ from bucketdigest.shared.manifests import read_manifest
 from bucketdigest.shared.records import IngestRun, Ticket
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.worker.loop import WorkerSettings
+from tests.clocks import MovableClock
 from tests.waiting import wait_until
 
 SETTLE = 0.3
@@ -254,12 +255,15 @@ def test_a_local_bucket_kept_in_the_watched_folder_is_left_alone(tmp_path: Path)
     assert paths == {"note.txt", "second.txt"}, "the bucket's copies are not documents"
 
 
-def _watch_run(bucket: Path, folder: Path, stop: threading.Event) -> threading.Thread:
+def _watch_run(
+    bucket: Path, folder: Path, stop: threading.Event, clock: MovableClock
+) -> threading.Thread:
     settings = WorkerSettings(idle_sleep=0.1, monitor_every=None)
+    watch = WatchSettings(settle_seconds=2.0, clock=lambda: clock().timestamp())
     thread = threading.Thread(
         target=run_watching,
         args=(StoreSettings(bucket=str(bucket)), [folder], NOTES, 1, settings),
-        kwargs={"watch": WatchSettings(settle_seconds=2.0), "stop": stop},
+        kwargs={"watch": watch, "stop": stop},
     )
     thread.start()
     return thread
@@ -273,18 +277,22 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
     folder.mkdir()
     store = LocalStore(bucket)
     stop = threading.Event()
-    running = _watch_run(bucket, folder, stop)
+    clock = MovableClock()
+    running = _watch_run(bucket, folder, stop, clock)
     names = _write(
         folder, "batch/{n:02d}.md", "# Note {n}\n\nThe ledger of the mill, entry {n}.\n", 29
     )
-    # the thirtieth, copied in chunks over several seconds: taken once, whole
+    # the thirtieth, copied in chunks over 2.5 s of the watch's clock, each under the settle
+    # time after the one before (each chunk's write stamped with that clock): taken once, whole
     slow = folder / "slow.md"
     chunks = ["# Slow copy\n\n", *(f"Line {n} of the slow copy.\n" for n in range(8)), "THE END\n"]
     with open(slow, "w") as handle:
         for chunk in chunks:
             handle.write(chunk)
             handle.flush()
-            time.sleep(0.25)
+            written = int(clock().timestamp() * 1e9)
+            os.utime(slow, ns=(written, written))
+            clock.advance(0.25)
     names["slow.md"] = "".join(chunks)
 
     def done(expected: dict[str, str]) -> bool:
@@ -309,7 +317,7 @@ def test_thirty_files_copied_in_slowly_renamed_removed_and_added_while_down_are_
         folder, "later/{n}.md", "# Later {n}\n\nWritten while the watcher was down, {n}.\n", 3
     )
     stop = threading.Event()
-    running = _watch_run(bucket, folder, stop)
+    running = _watch_run(bucket, folder, stop, clock)
     try:
         wait_until(lambda: done(later), "what was added while down was not done", seconds=300)
     finally:
@@ -352,11 +360,11 @@ def test_a_file_written_moments_ago_is_left_for_a_later_scan_not_read_half_way(
     folder.mkdir()
     (folder / "old.txt").write_text("settled long ago")
     store = LocalStore(tmp_path / "bucket")
-    first = _RememberingFolder(folder, NOTES, {}, [], settle_seconds=0.0)
+    first = _RememberingFolder(folder, NOTES, {}, [], WatchSettings(settle_seconds=0.0))
     Ingestor(store).ingest([first])
     (folder / "old.txt").write_text("being rewritten, half done")
     (folder / "copying.txt").write_text("the first half of a copy")
-    scan = _RememberingFolder(folder, NOTES, {}, [], settle_seconds=60.0)
+    scan = _RememberingFolder(folder, NOTES, {}, [], WatchSettings(settle_seconds=60.0))
     report = Ingestor(store).ingest([scan])
     assert scan.unsettled and report.files == [] and report.run.errors == ()
     assert report.run.removed == (), "a file left for later is not a removed one"

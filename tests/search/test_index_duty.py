@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,11 +47,18 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def _settled(pid: int) -> bool:
-    """Whether the process has done starting: it used no CPU over half a second."""
-    before = _cpu_ticks(pid)
-    time.sleep(0.5)
-    return _cpu_ticks(pid) == before
+def _settled(pids: list[int]) -> Callable[[], bool]:
+    """A condition for :func:`wait_until` asked every half second: whether the processes have
+    done starting, their CPU time the same as when it was last asked."""
+    last: dict[int, int] = {}
+
+    def unchanged() -> bool:
+        now = {pid: _cpu_ticks(pid) for pid in pids}
+        still = now == last
+        last.update(now)
+        return still
+
+    return unchanged
 
 
 def _alive(pid: int) -> bool:
@@ -78,7 +85,7 @@ def test_a_killed_workers_indexer_exits_with_it(tmp_path: Path) -> None:
     pid = int(worker.stdout.readline())
     children = wait_until(lambda: _children(pid), "the worker started no indexer")
     # the indexer is up and waiting for the lease once its CPU time stops growing
-    wait_until(lambda: all(_settled(child) for child in children), "the indexer never settled")
+    wait_until(_settled(children), "the indexer never settled", every=0.5)
     assert worker.poll() is None and all(_alive(child) for child in children)
     worker.send_signal(signal.SIGKILL)
     _, errors = worker.communicate(timeout=20)  # stderr ends only when every writer has gone
@@ -167,7 +174,7 @@ def test_a_worker_asked_to_stop_does_not_wait_for_its_indexer(tmp_path: Path) ->
 
     threading.Thread(target=run_duty, daemon=True).start()
     indexers = wait_until(multiprocessing.active_children, "the worker started no indexer")
-    wait_until(lambda: all(_settled(p.pid) for p in indexers if p.pid), "it never settled")
+    wait_until(_settled([p.pid for p in indexers if p.pid]), "it never settled", every=0.5)
     assert not returned.is_set(), "the indexer did not wait for the other's lease"
     stopping.set()
     wait_until(returned.is_set, "the duty still waits for its indexer", 10)

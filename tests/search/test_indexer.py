@@ -218,13 +218,22 @@ def test_a_second_indexer_does_not_write_while_the_first_holds_the_lease(
 
 
 KILLABLE = """
-import sys, time
+import sys, threading
 from bucketdigest.search import indexer
 from bucketdigest.shared.config import StoreSettings, open_store
 
 indexer.BATCH_DOCUMENTS = 1
 commit = indexer._commit
-indexer._commit = lambda *args, **kw: (time.sleep(0.7), commit(*args, **kw))[1]
+committed = []
+
+def held_after_two(*args, **kw):
+    done = commit(*args, **kw)
+    committed.append(done)
+    if len(committed) == 2:
+        threading.Event().wait()  # held here, two batches in, until the test kills it
+    return done
+
+indexer._commit = held_after_two
 settings = StoreSettings(bucket=sys.argv[1])
 indexer.index_bucket(open_store(settings), settings, lease_seconds=600)
 """

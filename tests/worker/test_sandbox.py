@@ -31,7 +31,8 @@ WORKER = """
 import multiprocessing, sys
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
 
-INSIDE = "import pathlib, time; pathlib.Path({marker!r}).touch(); time.sleep(120)"
+INSIDE = "import pathlib, threading; pathlib.Path({marker!r}).touch(); threading.Event().wait()"
+# a digester that never ends: only its worker's death ends it
 
 if __name__ == "__main__":
     sandbox = Sandbox(SandboxLimits(timeout=300))

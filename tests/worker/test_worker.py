@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import threading
-import time
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptio
 from bucketdigest.worker.job import JobContext, Outcome, run_job
 from bucketdigest.worker.loop import AWAKE_SECONDS, AWAKE_SLEEP, Worker, WorkerSettings, idle_wait
 from bucketdigest.worker.sandbox import Sandbox, SandboxLimits
+from tests.waiting import wait_until
 from tests.worker.damaged import raw_pdf
 
 FAST = ConverterOptions(mode="legacy")
@@ -183,9 +183,9 @@ def test_a_converter_crash_fails_the_document_with_the_signal_and_the_worker_goe
     source = make_pdf(tmp_path / "big.pdf", title="Big", pages=40, seed=5)
 
     def crash_soon() -> None:
-        while sandbox._process is None:
-            time.sleep(0.01)
-        time.sleep(0.5)
+        # once the conversion is under way in the child (it makes its images folder first)
+        wait_until(lambda: (tmp_path / "work" / "images").is_dir(), "the conversion never began")
+        assert sandbox._process is not None
         os.kill(sandbox._process.pid, signal.SIGSEGV)
 
     threading.Thread(target=crash_soon, daemon=True).start()
