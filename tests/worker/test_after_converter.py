@@ -3,9 +3,12 @@ text, and a step that raises on a page costs only that page."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from bucketdigest.worker.digesters.doc_to_markdown import after_converter
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
@@ -89,6 +92,38 @@ def test_tidy_returns_text_for_any_unicode(pages: list[str]) -> None:
 @given(tables)
 def test_tables_of_any_text_become_text(table: str) -> None:
     assert isinstance(tables_as_markdown(f"before\n{table}\nafter"), str)
+
+
+@given(st.text(alphabet=st.characters(exclude_characters="|\n\r"), max_size=60))
+def test_a_table_of_one_cell_becomes_its_text_on_a_line_of_its_own(cell: str) -> None:
+    """A box the converter gave as a table of one cell reads as its text; a line it would
+    start as a heading, quote or list item stays text; an empty box goes. (A cell ending in a
+    backslash would escape its closing pipe: no cell.)"""
+    assume(not cell.endswith("\\"))
+    lines = tables_as_markdown(f"before\n\n|{cell}|\n|---|\n\nafter").split("\n")
+    text = cell.strip()
+    if not text:
+        assert lines == ["before", "", "", "after"]
+        return
+    assert lines[0:2] == ["before", ""] and lines[3:] == ["", "after"]
+    if number := re.match(r"\d+(?=[.)] )", text):
+        assert lines[2] == f"{number[0]}\\{text[number.end() :]}"
+    else:
+        marked = re.match(r"#|>|[-+*] ", text) is not None
+        assert lines[2] == ("\\" if marked else "") + text
+
+
+@pytest.mark.parametrize(
+    "box", ["# 1", "> quoted", "- item", "+ item", "* item", "3. Die Begriffe", "12) z"]
+)
+def test_a_box_whose_text_looks_like_a_heading_or_a_list_item_reads_as_that_text(box: str) -> None:
+    html = MarkdownIt("commonmark").render(tables_as_markdown(f"|{box}|\n|---|"))
+    assert html == f"<p>{box.replace('>', '&gt;')}</p>\n"
+
+
+def test_a_one_column_table_of_rows_or_a_one_row_table_of_cells_stays_a_table() -> None:
+    for table in ("|A|\n|---|\n|B|", "|A|B|\n|---|---|", "|A|\n|---|\n|B|\n|---|"):
+        assert tables_as_markdown(f"before\n\n{table}\n\nafter") == f"before\n\n{table}\n\nafter"
 
 
 @fuzz

@@ -13,6 +13,7 @@ import pytest
 
 from bucketdigest.shared.pagetext import plain_text
 from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
 from bucketdigest.worker.digesters.doc_to_markdown.running import split_running
@@ -74,6 +75,25 @@ def test_a_line_repeated_in_the_middle_of_pages_or_a_table_row_stays() -> None:
     assert all("The rule of three applies here." in body for body in bodies)
     assert all(body.endswith("|Unit|Cost|\n|---|---|") for body in bodies)
     assert [r.header for r in running] == [[f"Title {n}"] for n in range(4)]
+
+
+def test_a_framed_banner_on_every_page_is_a_running_line_and_a_framed_note_a_paragraph() -> None:
+    """A form's banner and its page count each stand in a box, which the converter gives as a
+    table of one cell (form_dd0293: "CUI (when filled in)" atop every page, "Page 1 of 4"):
+    read as tables they were never running lines and stayed in every page's text."""
+    pages = [
+        f"|CUI (when filled in)|\n|---|\n\n{BODY.format(n=n, ground=GROUNDS[n])}\n\n"
+        f"|Note {n}: keep the reserve behind the river|\n|---|\n\nThe river is deep.\n\n"
+        f"|Unit|Cost|\n|---|---|\n|Knight|3|\n\n|Page {n} of 4|\n|---|"
+        for n in range(1, 5)
+    ]
+    done = finished(pages, keep_headers=False, problems=[])
+    for n, (page, running) in enumerate(zip(done.pages, done.running, strict=True), 1):
+        assert running.header == ["CUI (when filled in)"]
+        assert running.footer == [f"Page {n} of 4"]
+        assert "CUI" not in page and f"Page {n}" not in page
+        assert f"\n\nNote {n}: keep the reserve behind the river\n\n" in page
+        assert "|Unit|Cost|\n|---|---|\n|Knight|3|" in page  # a table of more cells stays
 
 
 def test_a_page_number_the_converter_made_a_heading_is_a_page_number_too() -> None:

@@ -6,6 +6,11 @@ one with a cell spanning rows or columns stays HTML, cut down to the table's own
 ``rowspan``/``colspan``, so every cell stays under its column header. The web page renders
 those tables (sanitised, see ``serve/html.py``); the plain text of search and summaries
 takes their cells' text.
+
+A table of one cell is no table but a framed box: a form's banner ("CUI (when filled in)") or
+its "Page 1 of 4", a slide's number, a margin note ("New feature 2020/02/02"), a field's
+label. It becomes its text, so a banner repeated at the top of every page is told as the
+running line it is, and a reader sees a line, not a table without rows.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from typing import Any
 _TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _SPANS = ("rowspan", "colspan")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_LONE_CELL = re.compile(r"\|((?:[^|\\\n]|\\.)*)\|")
+"""A table row of one cell (``\\|`` is a pipe inside it)."""
+_ONE_COLUMN_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
+_BLOCK_MARK = re.compile(r"^(?:(?=[#>]|[-+*] )|(\d+)(?=[.)] ))")
+"""What would make a box's text a heading, a quote or a list item once out of its frame: its
+mark is escaped (``\\#``, ``3\\.``; a backslash before a digit would be shown)."""
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 """Characters lxml refuses in a tree ("All strings must be XML compatible")."""
 
@@ -79,8 +90,35 @@ def _converted(match: re.Match[str]) -> str:
 
 
 def tables_as_markdown(markdown: str) -> str:
-    """``markdown`` with each HTML table as Markdown, or as plain HTML if a cell spans."""
-    return _TABLE.sub(_converted, markdown) if "<table" in markdown else markdown
+    """``markdown`` with each HTML table as Markdown, or as plain HTML if a cell spans, and
+    each table of one cell as its text (:func:`boxes_as_text`)."""
+    return boxes_as_text(_TABLE.sub(_converted, markdown) if "<table" in markdown else markdown)
+
+
+def boxes_as_text(markdown: str) -> str:
+    """``markdown`` with each table of one row of one cell (a header row and its rule, no row
+    before or after) as the cell's text on a line of its own; an empty one goes."""
+    lines = markdown.split("\n")
+    kept: list[str] = []
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        cell = _LONE_CELL.fullmatch(line.strip())
+        after = lines[number + 2] if number + 2 < len(lines) else ""
+        if (
+            cell is not None
+            and number + 1 < len(lines)
+            and _ONE_COLUMN_RULE.fullmatch(lines[number + 1].strip())
+            and not (kept and kept[-1].lstrip().startswith("|"))
+            and not after.lstrip().startswith("|")
+        ):
+            if text := cell[1].strip().replace("\\|", "|"):
+                kept.append(_BLOCK_MARK.sub(lambda mark: f"{mark[1] or ''}\\", text, count=1))
+            number += 2
+            continue
+        kept.append(line)
+        number += 1
+    return "\n".join(kept)
 
 
 @contextmanager
