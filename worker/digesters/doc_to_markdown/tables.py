@@ -7,10 +7,11 @@ one with a cell spanning rows or columns stays HTML, cut down to the table's own
 those tables (sanitised, see ``serve/html.py``); the plain text of search and summaries
 takes their cells' text.
 
-A table of one cell is no table but a framed box: a form's banner ("CUI (when filled in)") or
-its "Page 1 of 4", a slide's number, a margin note ("New feature 2020/02/02"), a field's
-label. It becomes its text, so a banner repeated at the top of every page is told as the
-running line it is, and a reader sees a line, not a table without rows.
+A table of one column is no table but framed boxes, one above the other: a form's banner
+("CUI (when filled in)") or its "Page 1 of 4", a slide's number, a margin note ("New feature
+2020/02/02"), a form's fields, a table of contents in a frame. Each box becomes a paragraph of
+its text, so a banner repeated at the top of every page is told as the running line it is, and
+a reader sees lines, not a table whose rows have nothing beside them.
 """
 
 from __future__ import annotations
@@ -91,33 +92,38 @@ def _converted(match: re.Match[str]) -> str:
 
 def tables_as_markdown(markdown: str) -> str:
     """``markdown`` with each HTML table as Markdown, or as plain HTML if a cell spans, and
-    each table of one cell as its text (:func:`boxes_as_text`)."""
+    each table of one column as paragraphs (:func:`boxes_as_text`)."""
     return boxes_as_text(_TABLE.sub(_converted, markdown) if "<table" in markdown else markdown)
 
 
 def boxes_as_text(markdown: str) -> str:
-    """``markdown`` with each table of one row of one cell (a header row and its rule, no row
-    before or after) as the cell's text on a line of its own; an empty one goes."""
+    """``markdown`` with each table of one column (its rows each one cell, no other rule)
+    as its cells' text, a paragraph each; empty cells go."""
     lines = markdown.split("\n")
     kept: list[str] = []
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        cell = _LONE_CELL.fullmatch(line.strip())
-        after = lines[number + 2] if number + 2 < len(lines) else ""
-        if (
-            cell is not None
-            and number + 1 < len(lines)
-            and _ONE_COLUMN_RULE.fullmatch(lines[number + 1].strip())
-            and not (kept and kept[-1].lstrip().startswith("|"))
-            and not after.lstrip().startswith("|")
-        ):
-            if text := cell[1].strip().replace("\\|", "|"):
-                kept.append(_BLOCK_MARK.sub(lambda mark: f"{mark[1] or ''}\\", text, count=1))
-            number += 2
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and lines[end].lstrip().startswith("|"):
+            end += 1
+        if end == start:
+            kept.append(lines[start])
+            start += 1
             continue
-        kept.append(line)
-        number += 1
+        cells = [_LONE_CELL.fullmatch(line.strip()) for line in lines[start:end]]
+        rules = [_ONE_COLUMN_RULE.fullmatch(line.strip()) is not None for line in lines[start:end]]
+        if len(cells) < 2 or not rules[1] or any(rules[2:]) or not all(cells):
+            kept += lines[start:end]  # a table of several columns, or no table
+        else:
+            texts = [cell[1].strip().replace("\\|", "|") for n, cell in enumerate(cells) if n != 1]
+            boxes = [
+                _BLOCK_MARK.sub(lambda mark: f"{mark[1] or ''}\\", text, 1)
+                for text in texts
+                if text
+            ]
+            if boxes:
+                kept.append("\n\n".join(boxes))
+        start = end
     return "\n".join(kept)
 
 
