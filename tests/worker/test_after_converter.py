@@ -101,11 +101,9 @@ box_text = st.text(alphabet=st.characters(exclude_characters="|\n\r"), max_size=
 
 
 def _as_paragraph(text: str) -> str:
-    """A box's text as a paragraph of its own: the mark that would start a heading, a quote
-    or a list item escaped."""
-    if number := re.match(r"\d+(?=[.)] )", text):
-        return f"{number[0]}\\{text[number.end() :]}"
-    return ("\\" if re.match(r"#|>|[-+*] ", text) else "") + text
+    """A box's text as a paragraph of its own: the mark that would start a heading or a
+    quote escaped."""
+    return ("\\" if text[:1] in ("#", ">") else "") + text
 
 
 @given(st.lists(box_text, min_size=1, max_size=6))
@@ -119,12 +117,17 @@ def test_a_table_of_one_column_becomes_a_paragraph_for_each_of_its_cells(cells: 
     assert tables_as_markdown(f"before\n\n{table}\n\nafter") == expected
 
 
-@pytest.mark.parametrize(
-    "box", ["# 1", "> quoted", "- item", "+ item", "* item", "3. Die Begriffe", "12) z"]
-)
-def test_a_box_whose_text_looks_like_a_heading_or_a_list_item_reads_as_that_text(box: str) -> None:
+@pytest.mark.parametrize("box", ["# 1", "#Title", "> quoted", ">>"])
+def test_a_box_whose_text_looks_like_a_heading_or_a_quote_reads_as_that_text(box: str) -> None:
     html = MarkdownIt("commonmark").render(tables_as_markdown(f"|{box}|\n|---|"))
     assert html == f"<p>{box.replace('>', '&gt;')}</p>\n"
+
+
+def test_a_numbered_box_keeps_its_number_as_printed() -> None:
+    """A form's field "7. GRADE/RANK AT DISCHARGE" keeps its text (a quote of it finds it);
+    rendered, it is the item 7 it looks like."""
+    markdown = tables_as_markdown("|7. GRADE/RANK AT DISCHARGE|\n|---|\n|8. HIGHEST GRADE|")
+    assert markdown == "7. GRADE/RANK AT DISCHARGE\n\n8. HIGHEST GRADE"
 
 
 def test_a_table_of_several_columns_or_rules_stays_a_table() -> None:

@@ -28,9 +28,10 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _LONE_CELL = re.compile(r"\|((?:[^|\\\n]|\\.)*)\|")
 """A table row of one cell (``\\|`` is a pipe inside it)."""
 _ONE_COLUMN_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
-_BLOCK_MARK = re.compile(r"^(?:(?=[#>]|[-+*] )|(\d+)(?=[.)] ))")
-"""What would make a box's text a heading, a quote or a list item once out of its frame: its
-mark is escaped (``\\#``, ``3\\.``; a backslash before a digit would be shown)."""
+_BLOCK_MARK = re.compile(r"^(?=[#>])")
+"""What would make a box's text a heading or a quote once out of its frame (escaped). A
+numbered or bulleted box ("7. GRADE/RANK AT DISCHARGE") may read as the list item it looks
+like: its text stays as printed."""
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 """Characters lxml refuses in a tree ("All strings must be XML compatible")."""
 
@@ -116,11 +117,7 @@ def boxes_as_text(markdown: str) -> str:
             kept += lines[start:end]  # a table of several columns, or no table
         else:
             texts = [cell[1].strip().replace("\\|", "|") for n, cell in enumerate(cells) if n != 1]
-            boxes = [
-                _BLOCK_MARK.sub(lambda mark: f"{mark[1] or ''}\\", text, 1)
-                for text in texts
-                if text
-            ]
+            boxes = [_BLOCK_MARK.sub("\\\\", text, 1) for text in texts if text]
             if boxes:
                 kept.append("\n\n".join(boxes))
         start = end
