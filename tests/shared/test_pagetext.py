@@ -13,7 +13,9 @@ from bucketdigest.shared import pagetext
 
 PLAIN_SPELLINGS = {
     "_MARKS": r"(?<=[^\W\d_])[⁰¹²³⁴⁵⁶⁷⁸⁹]+",
-    "_EMPHASIS": (r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?![^\W\d_⁰¹²³⁴⁵⁶⁷⁸⁹])(?!_)"),
+    "_EMPHASIS": (
+        r"(\*\*|\*|`|(?<!\w)__|(?<!\w)_)(?=\S)(.+?)(?<=\S)\1(?![^\W\d_⁰¹²³⁴⁵⁶⁷⁸⁹])(?!_)"
+    ),
     "_MARK_ON_SYMBOL": r"[*_](?=[^\x00-\x7f\w\s])|(?<=[^\x00-\x7f\w\s])[*_]",
 }
 """Each pattern as it reads: a lookbehind first, tried at every position of the text."""
