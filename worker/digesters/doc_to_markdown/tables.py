@@ -111,12 +111,15 @@ def boxes_as_text(markdown: str) -> str:
             kept.append(lines[start])
             start += 1
             continue
-        cells = [_LONE_CELL.fullmatch(line.strip()) for line in lines[start:end]]
-        rules = [_ONE_COLUMN_RULE.fullmatch(line.strip()) is not None for line in lines[start:end]]
-        if len(cells) < 2 or not rules[1] or any(rules[2:]) or not all(cells):
+        rows = [line.strip() for line in lines[start:end]]
+        rules = [_ONE_COLUMN_RULE.fullmatch(row) is not None for row in rows]
+        cells = [
+            cell[1] for n, row in enumerate(rows) if n != 1 and (cell := _LONE_CELL.fullmatch(row))
+        ]
+        if len(rows) < 2 or not rules[1] or any(rules[2:]) or len(cells) != len(rows) - 1:
             kept += lines[start:end]  # a table of several columns, or no table
         else:
-            texts = [cell[1].strip().replace("\\|", "|") for n, cell in enumerate(cells) if n != 1]
+            texts = [cell.strip().replace("\\|", "|") for cell in cells]
             boxes = [_BLOCK_MARK.sub("\\\\", text, 1) for text in texts if text]
             if boxes:
                 kept.append("\n\n".join(boxes))
