@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         SearchIndexError,
         SourceError,
         StoreError,
+        WorkersDied,
     )
     from bucketdigest.shared.queue import DocState
     from bucketdigest.shared.records import OutputStatus
@@ -84,6 +85,7 @@ _EXPORTS = {
     "SearchIndexError": "bucketdigest.shared.errors",
     "SourceError": "bucketdigest.shared.errors",
     "StoreError": "bucketdigest.shared.errors",
+    "WorkersDied": "bucketdigest.shared.errors",
 }
 
 __all__ = [
@@ -112,6 +114,7 @@ __all__ = [
     "StoreSettings",
     "WorkerSettings",
     "WorkerSummary",
+    "WorkersDied",
     "__version__",
     "upload_files",
 ]

@@ -27,6 +27,7 @@ from bucketdigest.search.indexer import (
 )
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.config import StoreSettings
+from bucketdigest.shared.errors import WorkersDied
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.logs import LogSetup
 from bucketdigest.shared.queue import DocState
@@ -39,6 +40,11 @@ from bucketdigest.worker.pool import ingest_event, result_queue, start_workers
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
+FAILED_LAUNCHES = 3
+"""Launches of the workers in a row that all exited in error having passed on no result,
+after which a run stops: workers that die as they start (a script that starts a run without
+``if __name__ == "__main__":`` around it, whose spawned workers run it again and again; an
+install that cannot import) would otherwise be started again for ever."""
 
 
 @dataclass
@@ -81,11 +87,15 @@ def _drain(
     results: Queue[JobResult],
     outcome: RunOutcome,
     on_result: Callable[[JobResult], None],
-) -> None:
-    """Pass on every result until the worker processes have exited."""
-    _pass_on(results, outcome, on_result, lambda: any(p.is_alive() for p in processes))
+) -> list[int]:
+    """Pass on every result until the worker processes have exited: the exit codes of a
+    launch that failed (every worker exited in error and none passed on a result), else
+    none."""
+    passed = _pass_on(results, outcome, on_result, lambda: any(p.is_alive() for p in processes))
     for process in processes:
         process.join()
+    codes = [process.exitcode or 0 for process in processes]
+    return codes if passed == 0 and all(codes) else []
 
 
 def _pass_on(
@@ -93,8 +103,10 @@ def _pass_on(
     outcome: RunOutcome,
     on_result: Callable[[JobResult], None],
     going: Callable[[], bool],
-) -> None:
-    """Pass on results as they come while ``going()`` says so, then those already sent."""
+) -> int:
+    """Pass on results as they come while ``going()`` says so, then those already sent; how
+    many."""
+    passed = 0
     while going() or not results.empty():
         try:
             result = results.get(timeout=POLL_SECONDS)
@@ -102,6 +114,8 @@ def _pass_on(
             continue
         outcome.pages += result.pages
         on_result(result)
+        passed += 1
+    return passed
 
 
 def results_location(store: Store) -> str:
@@ -165,15 +179,24 @@ def run_local(
     outcome = RunOutcome()
     pending = {f.digest for f in report.files if f.state is not DocState.DONE}
     outcome.done |= {f.digest for f in report.files if f.state is DocState.DONE}
-    _drain(processes, results, outcome, on_result)
+    failures = [_drain(processes, results, outcome, on_result)]
     _settle(store, pending, outcome, names)
     while pending:
+        if len(failures) >= FAILED_LAUNCHES and all(failures[-FAILED_LAUNCHES:]):
+            raise WorkersDied(
+                f"the local workers exited in error (exit codes {failures[-1]}) "
+                f"{FAILED_LAUNCHES} times in a row without finishing a document; "
+                f"{len(pending)} document(s) wait in the bucket. `bucketdigest work "
+                "--exit-when-idle` shows why. A script that starts a run needs "
+                '`if __name__ == "__main__":` around it: the workers are spawned and run '
+                "the script's top level again."
+            )
         sweep(store, monitor)
         todo = (QueueState.TODO,)
         if not any(store.head(k) for d in pending for k in queue.marker_keys(d, todo)):
             time.sleep(idle_sleep_for(settings.lease_seconds))
         processes = launch()
-        _drain(processes, results, outcome, on_result)
+        failures.append(_drain(processes, results, outcome, on_result))
         _settle(store, pending, outcome, names)
 
     # what the workers' duty has not indexed yet becomes searchable now; the documents are

@@ -84,6 +84,10 @@ class Interrupted(BucketdigestError):
     """A job was stopped from outside (lease lost, shutdown grace over) before it finished."""
 
 
+class WorkersDied(BucketdigestError):
+    """Local workers keep exiting in error before they finish a document."""
+
+
 class SourceError(BucketdigestError):
     """A source (folder, repository, file) cannot be read."""
 

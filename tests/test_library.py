@@ -137,3 +137,26 @@ def test_a_program_hands_documents_in_one_at_a_time_and_they_are_done(tmp_path: 
     for bad, reason in (("setup.exe", "no digester handles .exe"), ("empty.pdf", "empty")):
         with pytest.raises(bucketdigest.SourceError, match=reason):
             bucket.upload(tmp_path / bad)
+
+
+def test_a_script_that_starts_a_run_without_a_main_guard_stops_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """Workers are spawned: each runs the script's top level again, which starts a run of its
+    own and dies. The run started them again for ever (a scratch script of ours filled a disk
+    with copies of its corpus); it now stops after a few launches, naming the guard."""
+    script = tmp_path / "convert.py"
+    script.write_text(
+        "import sys\nfrom bucketdigest import Bucket\n\nBucket(sys.argv[1]).run(sys.argv[2])\n"
+    )
+    make_pdf(tmp_path / "in" / "rules.pdf", title="Rules", pages=1)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "bucket"), str(tmp_path / "in")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "bucketdigest.shared.errors.WorkersDied" in done.stderr
+    assert 'if __name__ == "__main__":' in done.stderr
+    assert "1 document(s) wait in the bucket" in done.stderr
