@@ -130,8 +130,23 @@ def test_a_numbered_box_keeps_its_number_as_printed() -> None:
     assert markdown == "7. GRADE/RANK AT DISCHARGE\n\n8. HIGHEST GRADE"
 
 
-def test_a_table_of_several_columns_or_rules_stays_a_table() -> None:
-    for table in ("|A|B|\n|---|---|", "|A|\n|---|\n|B|\n|---|", "|A|\n|---|\n|B|C|"):
+@given(st.lists(box_text, min_size=2, max_size=6))
+def test_a_table_of_one_row_becomes_its_cells_on_one_line(cells: list[str]) -> None:
+    """Boxes side by side with nothing under them (a line of code or an equation and its
+    number, cut at their gaps) read as the line: the cells joined by a space."""
+    table = "|" + "|".join(cells) + "|\n|" + "|".join("---" for _ in cells) + "|"
+    line = _as_paragraph(" ".join(cell.strip() for cell in cells if cell.strip()))
+    expected = f"before\n\n{line}\n\nafter" if line else "before\n\n\nafter"
+    assert tables_as_markdown(f"before\n\n{table}\n\nafter") == expected
+
+
+def test_a_line_of_code_cut_into_cells_is_the_line() -> None:
+    table = "|sudo apt remove --purge|<package name>|\n|---|---|"
+    assert tables_as_markdown(table) == "sudo apt remove --purge <package name>"
+
+
+def test_a_table_of_several_columns_and_rows_or_rules_stays_a_table() -> None:
+    for table in ("|A|B|\n|---|---|\n|1|2|", "|A|\n|---|\n|B|\n|---|", "|A|\n|---|\n|B|C|"):
         assert tables_as_markdown(f"before\n\n{table}\n\nafter") == f"before\n\n{table}\n\nafter"
 
 

@@ -131,7 +131,7 @@ scanned pages read from their text layer, :mod:`scanned`, vertical pages, :mod:`
 drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, and words drawn
 as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`, and text
 set in aligned columns as tables, :mod:`aligned_columns`; 12: bold runs merged within a line
-only, :mod:`tidy`; 13: a table of one column read as paragraphs, :mod:`tables`), so a new
+only, :mod:`tidy`; 13: tables of one column or one row read as text, :mod:`tables`), so a new
 revision does not keep pages its predecessor made the old way."""
 
 

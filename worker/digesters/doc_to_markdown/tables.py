@@ -11,7 +11,10 @@ A table of one column is no table but framed boxes, one above the other: a form'
 ("CUI (when filled in)") or its "Page 1 of 4", a slide's number, a margin note ("New feature
 2020/02/02"), a form's fields, a table of contents in a frame. Each box becomes a paragraph of
 its text, so a banner repeated at the top of every page is told as the running line it is, and
-a reader sees lines, not a table whose rows have nothing beside them.
+a reader sees lines, not a table whose rows have nothing beside them. A table of one row is
+boxes side by side with nothing under them: most often a line of code or a numbered equation
+the converter cut at its gaps (``|sudo apt remove --purge|<package name>|``, ``|a2 = b2 +
+c2|(1)|``); it becomes that line, its cells joined by a space.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _LONE_CELL = re.compile(r"\|((?:[^|\\\n]|\\.)*)\|")
 """A table row of one cell (``\\|`` is a pipe inside it)."""
 _ONE_COLUMN_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
+_RULE = re.compile(r"\|(?:\s*:?-{3,}:?\s*\|)+")
+_CELL_EDGE = re.compile(r"(?<!\\)\|")
 _BLOCK_MARK = re.compile(r"^(?=[#>])")
 """What would make a box's text a heading or a quote once out of its frame (escaped). A
 numbered or bulleted box ("7. GRADE/RANK AT DISCHARGE") may read as the list item it looks
@@ -99,7 +104,8 @@ def tables_as_markdown(markdown: str) -> str:
 
 def boxes_as_text(markdown: str) -> str:
     """``markdown`` with each table of one column (its rows each one cell, no other rule)
-    as its cells' text, a paragraph each; empty cells go."""
+    as its cells' text, a paragraph each, and each table of one row as its cells' text on one
+    line; empty cells go."""
     lines = markdown.split("\n")
     kept: list[str] = []
     start = 0
@@ -109,22 +115,37 @@ def boxes_as_text(markdown: str) -> str:
             end += 1
         if end == start:
             kept.append(lines[start])
-            start += 1
-            continue
-        rows = [line.strip() for line in lines[start:end]]
-        rules = [_ONE_COLUMN_RULE.fullmatch(row) is not None for row in rows]
-        cells = [
-            cell[1] for n, row in enumerate(rows) if n != 1 and (cell := _LONE_CELL.fullmatch(row))
-        ]
-        if len(rows) < 2 or not rules[1] or any(rules[2:]) or len(cells) != len(rows) - 1:
-            kept += lines[start:end]  # a table of several columns, or no table
-        else:
-            texts = [cell.strip().replace("\\|", "|") for cell in cells]
-            boxes = [_BLOCK_MARK.sub("\\\\", text, 1) for text in texts if text]
-            if boxes:
-                kept.append("\n\n".join(boxes))
+            end += 1
+        elif (texts := _box_texts([line.strip() for line in lines[start:end]])) is None:
+            kept += lines[start:end]
+        elif boxes := [_BLOCK_MARK.sub("\\\\", text, 1) for text in texts if text]:
+            kept.append("\n\n".join(boxes))
         start = end
     return "\n".join(kept)
+
+
+def _box_texts(rows: list[str]) -> list[str] | None:
+    """The texts of a table's boxes: of one row, the row's cells as one line; of one column,
+    each cell. None for a table of several rows and columns, or lines that are no table."""
+    if len(rows) < 2 or not _RULE.fullmatch(rows[1]):
+        return None
+    if len(rows) == 2:
+        return [" ".join(_cells(rows[0]))]
+    cells = [_LONE_CELL.fullmatch(row) for row in rows[2:]]
+    if not _ONE_COLUMN_RULE.fullmatch(rows[1]) or any(_RULE.fullmatch(row) for row in rows[2:]):
+        return None
+    if (first := _LONE_CELL.fullmatch(rows[0])) is None or not all(cells):
+        return None
+    return [cell[1].strip().replace("\\|", "|") for cell in (first, *cells) if cell]
+
+
+def _cells(row: str) -> list[str]:
+    """The text of a table row's cells, empty ones left out (``\\|`` is a pipe inside one;
+    the row's outer pipes may be left out, as Markdown allows)."""
+    inner = row.strip().removeprefix("|")
+    if inner.endswith("|") and not inner.endswith("\\|"):
+        inner = inner[:-1]
+    return [text for cell in _CELL_EDGE.split(inner) if (text := cell.strip().replace("\\|", "|"))]
 
 
 @contextmanager
