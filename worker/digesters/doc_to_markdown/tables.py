@@ -28,9 +28,6 @@ from typing import Any
 _TABLE = re.compile(r"<table\b.*?</table>", re.DOTALL | re.IGNORECASE)
 _SPANS = ("rowspan", "colspan")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_LONE_CELL = re.compile(r"\|((?:[^|\\\n]|\\.)*)\|")
-"""A table row of one cell (``\\|`` is a pipe inside it)."""
-_ONE_COLUMN_RULE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
 _RULE = re.compile(r"\|(?:\s*:?-{3,}:?\s*\|)+")
 _CELL_EDGE = re.compile(r"(?<!\\)\|")
 _BLOCK_MARK = re.compile(r"^(?=[#>])")
@@ -98,7 +95,7 @@ def _converted(match: re.Match[str]) -> str:
 
 def tables_as_markdown(markdown: str) -> str:
     """``markdown`` with each HTML table as Markdown, or as plain HTML if a cell spans, and
-    each table of one column as paragraphs (:func:`boxes_as_text`)."""
+    each table of one column or one row as text (:func:`boxes_as_text`)."""
     return boxes_as_text(_TABLE.sub(_converted, markdown) if "<table" in markdown else markdown)
 
 
@@ -129,23 +126,21 @@ def _box_texts(rows: list[str]) -> list[str] | None:
     each cell. None for a table of several rows and columns, or lines that are no table."""
     if len(rows) < 2 or not _RULE.fullmatch(rows[1]):
         return None
-    if len(rows) == 2:
-        return [" ".join(_cells(rows[0]))]
-    cells = [_LONE_CELL.fullmatch(row) for row in rows[2:]]
-    if not _ONE_COLUMN_RULE.fullmatch(rows[1]) or any(_RULE.fullmatch(row) for row in rows[2:]):
+    table = [_cells(row) for number, row in enumerate(rows) if number != 1]
+    if len(table) == 1:
+        return [" ".join(text for text in table[0] if text)]
+    if len(_cells(rows[1])) != 1 or any(_RULE.fullmatch(row) for row in rows[2:]):
         return None
-    if (first := _LONE_CELL.fullmatch(rows[0])) is None or not all(cells):
-        return None
-    return [cell[1].strip().replace("\\|", "|") for cell in (first, *cells) if cell]
+    return [row[0] for row in table] if all(len(row) == 1 for row in table) else None
 
 
 def _cells(row: str) -> list[str]:
-    """The text of a table row's cells, empty ones left out (``\\|`` is a pipe inside one;
-    the row's outer pipes may be left out, as Markdown allows)."""
+    """The text of each cell of a table row (``\\|`` is a pipe inside one; the row's outer
+    pipes may be left out, as Markdown allows)."""
     inner = row.strip().removeprefix("|")
     if inner.endswith("|") and not inner.endswith("\\|"):
         inner = inner[:-1]
-    return [text for cell in _CELL_EDGE.split(inner) if (text := cell.strip().replace("\\|", "|"))]
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_EDGE.split(inner)]
 
 
 @contextmanager
