@@ -63,8 +63,9 @@ def test_a_symbol_in_italics_against_a_word_loses_marks_commonmark_would_print()
     assert tidy("# The graphpap package_∗_") == "# The graphpap package∗"
     assert tidy("### Michael Shell_∗†_") == "### Michael Shell∗†"
     assert tidy("hat einen besonderen Namen: Σ_∗_.") == "hat einen besonderen Namen: Σ∗."
-    for kept in ("_see the word_∗_ here", "x_+_y", "a _∗_ alone", "the `code_∗_` span"):
+    for kept in ("_see the word_∗_ here", "x_+_y", "a _∗_ alone"):
         assert tidy(kept) == kept, "marks that may close an emphasis, or are not a symbol's"
+    assert tidy("the `code_∗_` span") == "the code_∗_ span", "code's marks, printed as they stand"
 
 
 def test_characters_are_those_the_page_prints() -> None:
@@ -110,7 +111,7 @@ def test_tex_quote_pairs_and_separate_accents_are_composed() -> None:
     assert tidy("J´an Min´aˇc and Fran¸cois") == "Ján Mináč and François"
     assert tidy("´Etienne na¨ıve") == "Étienne naïve"
     assert tidy("it´s John´s") == "it´s John´s", "an acute used as an apostrophe stays"
-    assert tidy("`OT1,T1 ´ (acute)`") == "`OT1,T1 ´ (acute)`", "an accent alone stays"
+    assert tidy("`OT1,T1 ´ (acute)`") == "OT1,T1 ´ (acute)", "an accent alone stays"
 
 
 def test_a_word_broken_at_a_line_end_is_joined_when_the_document_knows_it() -> None:
@@ -132,20 +133,68 @@ def test_code_and_addresses_keep_their_letters_where_the_text_hyphenates_the_wor
         "[the guide](https://example.org/luatexja); a twocolumn page",
     ]
     assert tidy(pages[1], lexicon(pages)) == (
-        "`\\if@twocolumn` and `{luatexja}`, see https://example.org/twocolumn or "
+        "\\if@twocolumn and {luatexja}, see https://example.org/twocolumn or "
         "[the guide](https://example.org/luatexja); a two-column page"
     )
 
 
-def test_no_space_before_punctuation_after_a_styled_word_and_plain_words_leave_code() -> None:
+def test_no_space_before_punctuation_after_a_styled_word_and_code_reads_as_its_text() -> None:
     page = (
         "between `\\and` and `\\or` . Note the **warning** . **Lemma 1.3** (Mine) **.** "
         "`letter` class"
     )
     assert (
         tidy(page)
-        == "between `\\and` and `\\or`. Note the **warning**. **Lemma 1.3** (Mine). letter class"
+        == "between \\and and \\or. Note the **warning**. **Lemma 1.3** (Mine). letter class"
     )
+
+
+def test_a_sentence_naming_commands_and_files_reads_as_the_page_prints_it() -> None:
+    """ifthen.pdf p.2, cfgguide.pdf p.3, pmlr-sample.pdf p.2: the typewriter face came out as
+    code spans inside the sentence, which a search or a quote of the sentence does not match."""
+    page = (
+        "Note that there is no precedence between `\\and` and `\\or`. `\\provideboolean` "
+        "silently does nothing in that case.\n\n"
+        "The file `fonttext.cfg` can contain declarations relating to the use of fonts.\n\n"
+        "Unnumbered multi-lined equations should be displayed using the `align*` environment."
+    )
+    assert tidy(page) == page.replace("`", "")
+
+
+def test_code_that_would_read_otherwise_as_text_stays_code() -> None:
+    page = (
+        "Braces `\\{` and `\\}` and `*emphasis*` and `<name>`.\n\n"
+        "A line\n`===`\n\n"
+        "|Command|Meaning|\n|---|---|\n|`a|b`|`or`|"
+    )
+    assert tidy(page) == (
+        "Braces `\\{` and `\\}` and `*emphasis*` and `<name>`.\n\n"
+        "A line\n`===`\n\n"
+        "|Command|Meaning|\n|---|---|\n|`a|b`|or|"
+    ), "an escape, emphasis, a tag, a heading's rule and a cell's pipe kept as code"
+    fenced = "```\n`kept` as it is\n```"
+    assert tidy(fenced) == fenced
+
+
+code_words = st.from_regex(r"[a-z][a-z0-9]{0,6}(?:[./-][a-z0-9]{1,4})?", fullmatch=True)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["", "\\"]), code_words, st.booleans()),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from(["The command", "Use", "See the file"]),
+)
+def test_code_of_names_in_a_sentence_reads_as_plain_text(
+    names: list[tuple[str, str, bool]], lead: str
+) -> None:
+    """Commands (``\\name``), file names and words in a typewriter face, any number in a
+    sentence: the sentence reads as printed, letter for letter."""
+    words = [f"`{mark}{name}`" if code else f"{mark}{name}" for mark, name, code in names]
+    sentence = f"{lead} {' and '.join(words)} here."
+    assert tidy(sentence) == sentence.replace("`", "")
 
 
 def test_code_blocks_are_left_as_they_are() -> None:

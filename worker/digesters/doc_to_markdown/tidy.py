@@ -14,10 +14,13 @@ tables are settled by :mod:`tables`; code blocks are left alone.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+
+from markdown_it import MarkdownIt
 
 from bucketdigest.shared.pagetext import SYMBOL
 from bucketdigest.worker.digesters.doc_to_markdown.tables import tables_as_markdown
@@ -115,8 +118,9 @@ the private use area (Adobe's glyph list: ``bracelefttp`` U+F8F1), as Unicode's.
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _SPACE_BEFORE_MARK = re.compile(r"(?<=[`*_])[ \t]+(?=[.,;:!?)\]])|[ \t]+(?=\*\*[.,;:!?]+\*\*)")
 _BOLD_MARK = re.compile(r"\*\*([.,;:!?]+)\*\*")
-_PLAIN_CODE = re.compile(r"(?<!`)`([^\W\d_](?:[^\W_]|['’-])*(?: (?:[^\W_]|['’-])+)*)`(?!`)")
-"""Inline code around plain words: a word set in a typewriter face is a word."""
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
+_CODE_TAGS = re.compile(r"</?code>")
+_BLANK_LINE = re.compile(r"(\n[ \t]*\n)")
 
 
 @dataclass(frozen=True)
@@ -175,14 +179,56 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _compose_accents(text)
     text = _join_hyphenated(text, known.words)
     text = _hyphen_restored(text, known.compounds)
-    text = _PLAIN_CODE.sub(r"\1", text)
     text = _SPACE_BEFORE_MARK.sub("", text)
     text = _BOLD_MARK.sub(r"\1", text)
     text = _STYLED_POINT.sub(r"\2", text)
     text = _STYLED_SYMBOL.sub(r"\1\2", text)
     text = _CJK_LINE_JOIN.sub("", text)
     text = run_on_paragraphs(text)
-    return "\n".join(_lines(text.split("\n")))
+    text = "\n".join(_lines(text.split("\n")))
+    return "".join(map(_code_as_text, _BLANK_LINE.split(text)))
+
+
+@functools.cache
+def _commonmark() -> MarkdownIt:
+    """CommonMark with raw HTML and tables, as the renderers a reader uses read Markdown."""
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _code_as_text(block: str) -> str:
+    """``block`` (text between blank lines) with its inline code spans as plain text wherever
+    that reads the same: what a renderer makes of the block differs only by the ``<code>``
+    tags. The converter marks every run of a typewriter face as code, so a sentence that names
+    a command (``between `\\and` and `\\or```) or a file reads with backticks inside it, which
+    is not what the page prints and which a search or a quote of the sentence does not match.
+    Code whose text would read otherwise stays code: markup (``*a*``, ``<name>``, ``\\{``,
+    ``|`` in a table) and a line that would turn the line above into a heading (``===``)."""
+    if "`" not in block:
+        return block
+    spans = list(_CODE_SPAN.finditer(block))
+    if not spans:
+        return block
+    wanted = _read(block)
+    every = _CODE_SPAN.sub(lambda span: _code_text(span[2]), block)
+    if _read(every) == wanted:
+        return every
+    for span in reversed(spans):  # one at a time, from the end, so the offsets hold
+        tried = block[: span.start()] + _code_text(span[2]) + block[span.end() :]
+        if _read(tried) == wanted:
+            block = tried
+    return block
+
+
+def _read(block: str) -> str:
+    """What a reader sees of ``block``: its HTML, code as any other text."""
+    return _CODE_TAGS.sub("", _commonmark().render(block))
+
+
+def _code_text(inside: str) -> str:
+    """A code span's text: CommonMark takes one space off each end when both have one."""
+    if len(inside) > 2 and inside[0] == inside[-1] == " " and inside.strip():
+        return inside[1:-1]
+    return inside
 
 
 _NOT_A_PARAGRAPH = re.compile(r"^(?:[#|!>*+`<\[]|-|\d+[.)]\s|\\|\$\$)")
