@@ -58,6 +58,55 @@ def test_auto_shows_the_page_image_only_to_pages_with_drawings(
     assert seeing.pages[1] == conversion.pages[1]
 
 
+def test_a_page_whose_text_model_regions_overlap_is_read_by_the_model_that_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asaetr.pdf p.1 (two columns, nothing drawn): the text-only model gave a "table" over
+    the title and both columns with text regions inside it, and the page read line by line
+    across its columns. Here the text model is made to answer so: the page goes to the model
+    that sees it, whose reading is the page's."""
+    import pymupdf.layout  # pymupdf's own model, activated
+
+    source = _columns_then_table(tmp_path / "mixed.pdf")
+    seeing = convert(
+        source, "pdf", tmp_path / "image", ConverterOptions(layout_features="text+image")
+    )
+    sees = pymupdf._get_layout
+    shown: list[int] = []
+
+    def recorded(page: pymupdf.Page, **kwargs: object) -> object:
+        shown.append(page.number)
+        return sees(page, **kwargs)
+
+    class Confused:
+        """The text-only model, with a region over the whole page added to what it finds."""
+
+        def __init__(self, model: object) -> None:
+            self.model = model
+
+        def predict(self, page: pymupdf.Page, **kwargs: object) -> list[object]:
+            regions = list(self.model.predict(page, **kwargs))
+            whole = [*page.rect]
+            if kwargs.get("return_raw"):
+                return [*regions, {"group_bbox": whole, "class_name": "table", "bboxes": []}]
+            return [*regions, [*whole, "table"]]
+
+    text_model = layout_model._model
+    monkeypatch.setattr(pymupdf, "_get_layout", recorded)
+    monkeypatch.setattr(layout_model, "_model", lambda features: Confused(text_model(features)))
+    conversion = convert(source, "pdf", tmp_path / "auto", ConverterOptions())
+    assert shown == [0, 1], "the page of text read again by the model that sees it"
+    assert conversion.pages == seeing.pages
+
+
+def test_regions_overlap_when_one_covers_most_of_another() -> None:
+    assert layout_model.confused([[0, 0, 500, 300, "table"], [0, 200, 250, 290, "text"]])
+    assert layout_model.confused([{"group_bbox": [0, 0, 10, 10]}, {"group_bbox": [1, 1, 9, 9]}])
+    side_by_side = [[72, 100, 300, 700, "text"], [320, 100, 550, 700, "text"]]
+    assert not layout_model.confused(side_by_side)
+    assert not layout_model.confused([[0, 0, 100, 100, "text"], [90, 90, 200, 200, "text"]])
+
+
 def test_an_unknown_feature_set_is_refused() -> None:
     with pytest.raises(ValueError, match="layout features must be one of"):
         ConverterOptions(layout_features="pixels")
