@@ -279,3 +279,13 @@ def test_each_paragraph_keeps_its_bold_runs_whole(paragraphs: list[tuple[str, st
     text = "\n\n".join(f"**{term}** {rest}".strip() for term, rest in paragraphs)
     for block in tidy(text).split("\n\n"):
         assert block.startswith("**") and block.count("**") == 2, block
+
+
+def test_a_heading_without_text_does_not_part_its_paragraph() -> None:
+    """The region a layout model drew round a drop cap keeps a heading mark when the letter
+    has gone to its word: as CommonMark writes it and as the converter marks a header by its
+    size, before headers are ranked."""
+    for mark in ("#####", "#" * 49):
+        page = f"This document, when compared to code, instructs a LaTeX \n\n{mark} \n\nstyle file."
+        assert tidy(page) == "This document, when compared to code, instructs a LaTeX style file."
+    assert tidy("# Title\n\n####### not a heading") == "# Title\n\n####### not a heading"

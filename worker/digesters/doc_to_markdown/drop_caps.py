@@ -87,7 +87,6 @@ def joined_drop_caps(page: dict[str, Any]) -> dict[str, Any]:
         letter = next(span for span in initial["spans"] if span["text"].strip())
         first = beside["spans"][0]
         first["text"] = letter["text"].strip() + first["text"].lstrip()
-        first["bbox"] = (initial["bbox"][0], *first["bbox"][1:])
         beside["bbox"] = (initial["bbox"][0], *beside["bbox"][1:])
         del blocks[b]["lines"][n]
         if not blocks[b]["lines"]:

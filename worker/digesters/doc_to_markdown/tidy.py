@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 
 from bucketdigest.shared.pagetext import SYMBOL
+from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
 from bucketdigest.worker.digesters.doc_to_markdown.tables import tables_as_markdown
 
 _PICTURE_TEXT = re.compile(
@@ -49,6 +50,10 @@ _EMPTY_BOLD = re.compile(r"\*\*([ \t]*)\*\*")
 """Two bold runs with only spaces between them on a line: one run. Not across lines: the end
 of a bold heading and the start of a bold paragraph after it lost their marks."""
 _HEADING = re.compile(r"^(#+ )(.*)$")
+_EMPTY_HEADING = re.compile(rf"^(?:#{{1,6}}|#{{{ENCODED},}})[ \t]*\n(?:[ \t]*\n)?", re.MULTILINE)
+"""A heading with no text (a layout region whose only letter, a drop cap, went to its
+paragraph), as CommonMark writes it or as the converter marks it (:mod:`headers`): nothing a
+reader sees, but it parts the paragraph it stood in."""
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 _HYPHENATED = re.compile(r"\b([^\W\d_]+)-(?: |\n)([a-zß-ÿ][^\W\d_]*)")
 _TEX_QUOTES = {"‘‘": "“", "’’": "”", ",,": "„"}
@@ -184,7 +189,7 @@ def _tidy_text(markdown: str, known: Lexicon) -> str:
     text = _STYLED_POINT.sub(r"\2", text)
     text = _STYLED_SYMBOL.sub(r"\1\2", text)
     text = _CJK_LINE_JOIN.sub("", text)
-    text = run_on_paragraphs(text)
+    text = run_on_paragraphs(_EMPTY_HEADING.sub("", text))
     text = "\n".join(_lines(text.split("\n")))
     return "".join(map(_code_as_text, _BLANK_LINE.split(text)))
 
