@@ -4,7 +4,9 @@ A paper or a book may open a paragraph with an initial two or three lines tall (
 MuPDF reads it as a line of its own, often inside the block before, so the converter writes
 ``ver the past three decades ...`` with the ``O`` somewhere else, or as a heading. In the text
 the converter reads (``extractDICT``'s blocks), such a letter is taken out of its line and set
-before the first line that starts just right of it and level with its top.
+before the first line that starts just right of it and level with its top. The line then
+starts where the letter did; its first word keeps its own box, which a region the layout
+model draws round the letter (a "header" on asaetr.pdf's first page) does not take in.
 """
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def _read(block: str) -> str:
 
 def _code_text(inside: str) -> str:
     """A code span's text: CommonMark takes one space off each end when both have one."""
-    if len(inside) > 2 and inside[0] == inside[-1] == " " and inside.strip():
+    if inside[0] == inside[-1] == " " and inside.strip():
         return inside[1:-1]
     return inside
 
