@@ -13,10 +13,14 @@ from pymupdf4llm.helpers import utils
 
 from bucketdigest.worker.digesters.doc_to_markdown.converter import convert
 from bucketdigest.worker.digesters.doc_to_markdown.options import ConverterOptions
-from bucketdigest.worker.digesters.doc_to_markdown.reading_order import columns_in_stripe
+from bucketdigest.worker.digesters.doc_to_markdown.reading_order import (
+    columns_in_stripe,
+    stripes_joined,
+)
 
 THEIRS = utils.cluster_columns_in_stripe
 """pymupdf4llm's own (the converter puts ours in its place only while converting)."""
+THEIR_STRIPES = utils.cluster_stripes
 
 LEFT_TOP = "Regiments crossed the river at night and dug in along the bluffs above the town."
 LEFT_BOTTOM = "The siege lines ran for miles and the gunboats shelled the batteries every day."
@@ -132,3 +136,68 @@ def test_a_converted_page_of_two_columns_reads_each_column_whole(tmp_path: Path)
     order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
     assert order == sorted(order), markdown
     assert utils.cluster_columns_in_stripe is THEIRS  # put back after converting
+
+
+ASAETR_ABOVE = [
+    (72, 184, 141, 194, "Abstract"),
+    (72, 201, 315, 244, "abstract"),
+    (72, 250, 315, 268, "keywords"),
+    (333, 188, 411, 194, "Finer Objectives"),
+    (333, 201, 543, 210, "well, that sounds"),
+    (339, 223, 576, 244, "item 1"),
+    (339, 258, 518, 266, "item 2"),
+]
+"""The layout model's boxes on asaetr.pdf's first page above a gap both its columns leave at
+the same height (268 to 281 points down)."""
+ASAETR_BELOW = [
+    (72, 292, 169, 302, "Introduction"),
+    (72, 309, 315, 401, "introduction"),
+    (339, 281, 576, 299, "item 2 ends"),
+    (333, 345, 456, 356, "Getting Started"),
+]
+
+
+def test_columns_go_on_across_a_gap_both_leave_at_one_height() -> None:
+    title = [(169, 88, 485, 104, "title")]
+    stripes = stripes_joined([title, ASAETR_ABOVE, ASAETR_BELOW])
+    assert [[box[4] for box in stripe] for stripe in stripes] == [
+        ["title"],
+        [box[4] for box in ASAETR_ABOVE + ASAETR_BELOW],
+    ]
+    read = [box[4] for column in columns_in_stripe(stripes[1]) for box in column]
+    assert read.index("introduction") < read.index("Finer Objectives")
+
+
+def test_a_text_beside_its_translation_is_read_row_by_row() -> None:
+    """asternote.pdf: English on the left, Japanese on the right, section by section."""
+    rows = [
+        [(57, 300, 290, 348, "section 1"), (305, 300, 538, 348, "section 1 translated")],
+        [(57, 375, 290, 417, "section 2"), (305, 373, 538, 418, "section 2 translated")],
+    ]
+    assert stripes_joined(rows) == rows
+
+
+def test_rows_that_stand_in_other_columns_are_read_row_by_row() -> None:
+    authors = [(150, 120, 280, 160, "first author"), (330, 120, 460, 160, "second author")]
+    body = [(72, 180, 300, 600, "left column"), (320, 180, 548, 600, "right column")]
+    three = [(72, 620, 220, 700, "a"), (230, 620, 380, 700, "b"), (390, 620, 548, 700, "c")]
+    stripes = [authors, body, three]
+    assert stripes_joined(stripes) == stripes
+
+
+def test_a_converted_page_reads_its_columns_whole_across_a_gap_level_in_both(
+    tmp_path: Path,
+) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((150, 60), "A Title Across Both Columns", fontsize=18)
+    page.insert_textbox(pymupdf.Rect(50, 90, 290, 300), (LEFT_TOP + " ") * 6, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(50, 330, 290, 560), (LEFT_BOTTOM + " ") * 6, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 90, 550, 300), (RIGHT_TOP + " ") * 6, fontsize=10)
+    page.insert_textbox(pymupdf.Rect(310, 345, 550, 560), (RIGHT_BOTTOM + " ") * 6, fontsize=10)
+    source = tmp_path / "columns.pdf"
+    doc.save(source)
+    markdown = convert(source, "pdf", tmp_path / "work", ConverterOptions()).pages[0]
+    order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
+    assert order == sorted(order), markdown
+    assert utils.cluster_stripes is THEIR_STRIPES  # put back after converting

@@ -11,7 +11,9 @@ columns, the box, then the bottoms of both (mnras_guide p.3: "For a numbered lis
 next section's heading in the other column; sample-sigconf p.1: the left column's CCS
 CONCEPTS between the right column's keywords and its introduction). Here such a box cuts the
 stripe only when no column runs beside it: no boxes to one side of it, one above and one below
-it, that stand in one column, both columns wide.
+it, that stand in one column, both columns wide. And a gap across the whole page that both
+columns leave at one height no longer ends a stripe where the columns run on below it
+(:func:`stripes_joined`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ Box = Sequence[Any]
 _COLUMN_GAP = 1.0
 """A box further right than this of every box of a column starts the next column (as
 pymupdf4llm's ``cluster_columns_in_stripe`` has it)."""
+_COLUMN_START = 4.0
+"""How far apart (points) the left edges of one column in two stripes may be for the column to
+go on from one into the other."""
+_ROW_START = 4.0
+"""Columns whose text starts again at one height (within this many points) below a gap across
+the page stand in rows, as a text and its translation side by side do (asternote.pdf), and
+are read row by row; where columns run on, a gap level in both is a coincidence of two
+paragraph breaks, and what follows it seldom starts level in both."""
 MIN_COLUMN_SHARE = 0.2
 """A column is at least this share of the stripe's width (a page of two columns: over 0.4
 each). Narrower boxes beside the text (margin notes, line numbers, a slide's navigation) are
@@ -80,6 +90,41 @@ def _columns(boxes: Sequence[Box]) -> list[list[Box]]:
     return [sorted(column, key=lambda b: b[1]) for column in columns]
 
 
+def _same_columns(upper: Sequence[Box], lower: Sequence[Box]) -> bool:
+    """Whether the columns of ``upper`` go on in ``lower``: both stand in the same two or more
+    wide columns, each starting where it did, and together they still do; and the columns'
+    text does not start again level below the gap (:data:`_ROW_START`)."""
+    above, below, both = _columns(upper), _columns(lower), _columns([*upper, *lower])
+    if not len(above) == len(below) == len(both) > 1:
+        return False
+    tops = [min(b[1] for b in column) for column in below]
+    if max(tops) - min(tops) <= _ROW_START:
+        return False
+    narrowest = MIN_COLUMN_SHARE * (max(b[2] for b in both[-1]) - min(b[0] for b in both[0]))
+    return all(
+        max(b[2] for b in column) - min(b[0] for b in column) >= narrowest
+        and abs(min(b[0] for b in top) - min(b[0] for b in bottom)) <= _COLUMN_START
+        for top, bottom, column in zip(above, below, both, strict=True)
+    )
+
+
+def stripes_joined(stripes: Sequence[Sequence[Box]]) -> list[list[Box]]:
+    """``stripes`` with each one whose columns go on from the stripe above joined to it.
+
+    pymupdf4llm cuts a page into stripes at every gap of 12 points across its whole width,
+    and reads a stripe's columns before the next stripe's. Two columns of running text that
+    break their paragraphs level with each other were read as two halves: the tops of both
+    columns, then the bottoms (asaetr.pdf p.1: the right column's first paragraphs before the
+    left column's introduction; a list of references in two columns out of its numbers)."""
+    joined: list[list[Box]] = []
+    for stripe in stripes:
+        if joined and _same_columns(joined[-1], stripe):
+            joined[-1] = [*joined[-1], *stripe]
+        else:
+            joined.append(list(stripe))
+    return joined
+
+
 def columns_in_stripe(stripe: Sequence[Box]) -> list[list[Box]]:
     """A stripe's boxes in reading order, as lists read one after the other: the columns
     between the boxes that cut across, and those boxes."""
@@ -105,8 +150,15 @@ def columns_read_whole() -> Iterator[None]:
     if theirs is None:
         yield
         return
+    their_stripes = utils.cluster_stripes
+
+    def cluster_stripes(*args: Any, **kwargs: Any) -> list[list[Box]]:
+        return stripes_joined(their_stripes(*args, **kwargs))
+
     utils.cluster_columns_in_stripe = columns_in_stripe
+    utils.cluster_stripes = cluster_stripes
     try:
         yield
     finally:
         utils.cluster_columns_in_stripe = theirs
+        utils.cluster_stripes = their_stripes
