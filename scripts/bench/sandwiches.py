@@ -87,6 +87,10 @@ def _book_scan(source: Path, page: int, dpi: int, target: Path) -> None:
     out = pymupdf.open()
     laid = out.new_page(width=rect.width, height=rect.height)
     laid.insert_image(laid.rect, pixmap=pixmap)
+    # Laid down with Unicode (as those layers are): page.insert_text's base-14 fonts take
+    # Latin-1 alone, and wrote every curly quote and dash Tesseract read as "·".
+    face = pymupdf.Font("helv")
+    writer = pymupdf.TextWriter(laid.rect)
     for words in lines.values():
         words.sort()
         spans = []
@@ -104,12 +108,13 @@ def _book_scan(source: Path, page: int, dpi: int, target: Path) -> None:
         rng.shuffle(fragments)
         for fragment in fragments:
             for x, baseline, width, text in fragment:
-                unit = pymupdf.get_text_length(text, fontname="helv", fontsize=1) or 1.0
+                unit = face.text_length(text, fontsize=1) or 1.0
                 size = min(max(width / unit, 3.0), 72.0)
-                laid.insert_text(
+                writer.append(
                     (x, baseline - 0.15 * size + rng.uniform(-1.0, 1.0)), text,
-                    fontname="helv", fontsize=size, render_mode=3,
+                    font=face, fontsize=size,
                 )  # fmt: skip
+    writer.write_text(laid, render_mode=3)
     out.save(target)
 
 
