@@ -201,3 +201,10 @@ def test_a_converted_page_reads_its_columns_whole_across_a_gap_level_in_both(
     order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
     assert order == sorted(order), markdown
     assert utils.cluster_stripes is THEIR_STRIPES  # put back after converting
+
+
+@given(st.lists(_boxes(), max_size=5))
+def test_joining_stripes_keeps_every_box_once_in_its_order(stripes: list[list[tuple]]) -> None:
+    joined = stripes_joined(stripes)
+    assert [box for stripe in joined for box in stripe] == [b for s in stripes for b in s]
+    assert len(joined) <= len(stripes)
