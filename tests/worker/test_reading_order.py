@@ -130,12 +130,19 @@ def test_a_converted_page_of_two_columns_reads_each_column_whole(tmp_path: Path)
     page.insert_textbox(pymupdf.Rect(50, 322, 290, 560), (LEFT_BOTTOM + " ") * 6, fontsize=10)
     page.insert_textbox(pymupdf.Rect(310, 72, 550, 280), (RIGHT_TOP + " ") * 6, fontsize=10)
     page.insert_textbox(pymupdf.Rect(310, 340, 550, 560), (RIGHT_BOTTOM + " ") * 6, fontsize=10)
+    _assert_columns_read_whole(doc, tmp_path)
+
+
+def _assert_columns_read_whole(doc: pymupdf.Document, tmp_path: Path) -> None:
+    """The page converted reads its left column, top and bottom, before its right one, and the
+    converter puts pymupdf4llm's own functions back after."""
     source = tmp_path / "columns.pdf"
     doc.save(source)
     markdown = convert(source, "pdf", tmp_path / "work", ConverterOptions()).pages[0]
     order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
     assert order == sorted(order), markdown
-    assert utils.cluster_columns_in_stripe is THEIRS  # put back after converting
+    assert utils.cluster_columns_in_stripe is THEIRS
+    assert utils.cluster_stripes is THEIR_STRIPES
 
 
 ASAETR_ABOVE = [
@@ -195,12 +202,7 @@ def test_a_converted_page_reads_its_columns_whole_across_a_gap_level_in_both(
     page.insert_textbox(pymupdf.Rect(50, 330, 290, 560), (LEFT_BOTTOM + " ") * 6, fontsize=10)
     page.insert_textbox(pymupdf.Rect(310, 90, 550, 300), (RIGHT_TOP + " ") * 6, fontsize=10)
     page.insert_textbox(pymupdf.Rect(310, 345, 550, 560), (RIGHT_BOTTOM + " ") * 6, fontsize=10)
-    source = tmp_path / "columns.pdf"
-    doc.save(source)
-    markdown = convert(source, "pdf", tmp_path / "work", ConverterOptions()).pages[0]
-    order = [markdown.index(text) for text in (LEFT_TOP, LEFT_BOTTOM, RIGHT_TOP, RIGHT_BOTTOM)]
-    assert order == sorted(order), markdown
-    assert utils.cluster_stripes is THEIR_STRIPES  # put back after converting
+    _assert_columns_read_whole(doc, tmp_path)
 
 
 @given(st.lists(_boxes(), max_size=5))
