@@ -115,7 +115,8 @@ def stripes_joined(stripes: Sequence[Sequence[Box]]) -> list[list[Box]]:
     and reads a stripe's columns before the next stripe's. Two columns of running text that
     break their paragraphs level with each other were read as two halves: the tops of both
     columns, then the bottoms (asaetr.pdf p.1: the right column's first paragraphs before the
-    left column's introduction; a list of references in two columns out of its numbers)."""
+    left column's introduction; issue-604.pdf p.79: a paragraph of the right column between
+    two of the left)."""
     joined: list[list[Box]] = []
     for stripe in stripes:
         if joined and _same_columns(joined[-1], stripe):
