@@ -109,7 +109,7 @@ def edit(store: StoreSettings) -> None:
     Example: EDITOR=nano bucketdigest config edit
     """
     bucket = Bucket(store)
-    text = click.edit(json.dumps(bucket.settings.public(), indent=2), extension=".json")
+    text = click.edit(json.dumps(bucket.stored_settings().public(), indent=2), extension=".json")
     if text is None:
         click.echo("unchanged")
         return

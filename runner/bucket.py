@@ -64,6 +64,7 @@ from bucketdigest.shared.bucket_settings import (
     parsed,
     read_settings,
     replace_settings,
+    stored_settings,
 )
 from bucketdigest.shared.chain import DIGESTERS
 from bucketdigest.shared.config import StoreSettings, open_store
@@ -260,6 +261,11 @@ class Bucket:
     def settings(self) -> BucketSettings:
         """The bucket's settings, which every worker and monitor follows (``config show``)."""
         return read_settings(self.store)[0]
+
+    def stored_settings(self) -> BucketSettings:
+        """The settings as the bucket holds them, a value its setting refuses included: what
+        ``config edit`` starts from, so that it can mend one."""
+        return stored_settings(self.store)[0]
 
     def configure(self, **changes: Any) -> BucketSettings:
         """Set settings for the whole fleet (``max_attempts=5``; None unsets one), as a new

@@ -50,6 +50,7 @@ from bucketdigest.shared.errors import (
     BucketdigestError,
     ConfigError,
     DamagedResult,
+    DamagedSettings,
     IndexNotFound,
     InvalidQuery,
     NotFound,
@@ -78,6 +79,7 @@ _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (IndexNotFound, 503, "No search index yet"),
     (SearchIndexError, 503, "Search index unavailable"),
     (StoreError, 503, "Bucket unavailable"),
+    (DamagedSettings, 503, "Bucket settings damaged"),
 )
 MAX_REQUEST_HEAD = 2 << 20
 """The HTTP parser reads a request line and headers up to this size, so a long query string is

@@ -39,7 +39,13 @@ from bucketdigest.serve.results import CacheSettings, ResultCache
 from bucketdigest.shared import queue
 from bucketdigest.shared.chain import DIGESTERS, known_digester
 from bucketdigest.shared.config import MAX_UPLOAD_BYTES, StoreSettings
-from bucketdigest.shared.errors import BucketdigestError, ConfigError, Conflict, SearchIndexError
+from bucketdigest.shared.errors import (
+    BucketdigestError,
+    ConfigError,
+    Conflict,
+    DamagedSettings,
+    SearchIndexError,
+)
 from bucketdigest.shared.queue import DocState
 from bucketdigest.shared.records import DocumentSettings
 from bucketdigest.shared.result import CHUNKS, DOCUMENT_STRUCTURE
@@ -381,6 +387,8 @@ class Backend:
         self.authorize(token)
         try:
             return self.bucket.configure(**changes).public()
+        except DamagedSettings:
+            raise  # the bucket's record, not the request: 503
         except ConfigError as exc:
             raise BadRequest(str(exc)) from exc
         except Conflict as exc:

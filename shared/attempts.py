@@ -14,6 +14,8 @@ that says how many (worker, monitor, ``--max-attempts``)."""
 LEASE_SECONDS = 300.0
 """How long a claim lasts without a heartbeat, unless the bucket sets ``lease_seconds``."""
 RETRY_DELAY = 30.0
+MAX_BACKOFF = timedelta(days=1)
+"""The longest a document waits between attempts, however many it is allowed."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,8 @@ class RetryPolicy:
 
     max_attempts: int = MAX_ATTEMPTS
     retry_delay: float = RETRY_DELAY
-    """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds."""
+    """Backoff before attempt n+1 is ``retry_delay * 2**(n-1)`` seconds, at most
+    :data:`MAX_BACKOFF`."""
 
     def budget(self, ticket: Ticket) -> int:
         """The attempts ``ticket`` is allowed: its own budget, else this policy's. The one
@@ -36,7 +39,8 @@ class RetryPolicy:
 
     def next_attempt(self, ticket: Ticket, now: datetime, backoff: bool = True) -> Ticket:
         """The ticket of the following attempt, due after the backoff (or at once)."""
-        delay = timedelta(seconds=self.retry_delay * 2 ** (ticket.attempt - 1))
+        doublings = min(max(ticket.attempt - 1, 0), 17)  # 2**17 > MAX_BACKOFF / one second
+        delay = min(timedelta(seconds=self.retry_delay * 2**doublings), MAX_BACKOFF)
         return replace(
             ticket, attempt=ticket.attempt + 1, not_before=now + delay if backoff else None
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timedelta
@@ -24,8 +25,15 @@ from typing import Any, get_type_hints
 from bucketdigest.shared import keys
 from bucketdigest.shared.attempts import MAX_ATTEMPTS
 from bucketdigest.shared.embedding import PRECISIONS
-from bucketdigest.shared.errors import ConfigError, Conflict, CorruptRecord, NotFound
+from bucketdigest.shared.errors import (
+    ConfigError,
+    Conflict,
+    CorruptRecord,
+    DamagedSettings,
+    NotFound,
+)
 from bucketdigest.shared.events import Webhooks, check_endpoint, check_secret, new_secret
+from bucketdigest.shared.ocr_languages import check_tesseract_names
 from bucketdigest.shared.records import JsonRecord
 from bucketdigest.shared.store import Store
 from bucketdigest.shared.windows import Schedule
@@ -70,22 +78,60 @@ class Setting:
     check: Callable[[Any], object] | None = None
     """Raises ValueError (its message the reason) for a value it refuses."""
 
-    def problem(self, name: str, value: Any) -> str | None:
-        """Why ``value`` cannot be setting ``name`` (None: it can)."""
+    def problem(self, name: str, kind: Any, value: Any) -> str | None:
+        """Why ``value`` cannot be setting ``name``, declared of type ``kind`` (None: it can).
+        A value may come from JSON a client sent or a person wrote into the bucket: any
+        type, any size."""
         if value is None:
             return None
+        if (wrong := _kind_problem(name, kind, value)) is not None:
+            return wrong
         if self.choices and value not in self.choices:
             return f"{name} is one of {', '.join(self.choices)}, not {value!r}"
         if self.minimum is not None and value < self.minimum:
-            return f"{name} must be {self.minimum:g} or more, not {value}"
+            return f"{name} must be {_number(self.minimum)} or more, not {value}"
         if self.maximum is not None and value > self.maximum:
-            return f"{name} must be {self.maximum:g} or less, not {value}"
+            return f"{name} must be {_number(self.maximum)} or less, not {value}"
         if self.check is not None:
             try:
                 self.check(value)
             except (ValueError, ConfigError) as exc:
                 return f"{name}: {exc}"
         return None
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+MAX_TEXT = 2048
+"""Characters a setting's text may hold (a URL, a model's name); a list holds at most
+:data:`MAX_ITEMS` of them."""
+MAX_ITEMS = 32
+
+
+def _kind_problem(name: str, kind: Any, value: Any) -> str | None:
+    """Why ``value`` is not of setting ``name``'s type ``kind`` (None: it is). Numbers are
+    finite: a lease of ``1e308`` seconds or ``NaN`` would stop every worker that computes when
+    it ends."""
+    if int | None == kind:
+        fits, wanted = type(value) is int, "a whole number"
+    elif float | None == kind:
+        fits = type(value) in (int, float) and math.isfinite(value)
+        wanted = "a finite number"
+    elif bool | None == kind:
+        fits, wanted = type(value) is bool, "true or false"
+    elif str | None == kind:
+        fits = type(value) is str and len(value) <= MAX_TEXT
+        wanted = f"text of at most {MAX_TEXT:,} characters"
+    else:
+        fits = (
+            type(value) is tuple
+            and len(value) <= MAX_ITEMS
+            and all(type(item) is str and len(item) <= MAX_TEXT for item in value)
+        )
+        wanted = f"a list of at most {MAX_ITEMS} texts"
+    return None if fits else f"{name} takes {wanted}, not {value!r:.60}"
 
 
 def setting(follows: Follows, help: str, **declared: Any) -> Any:
@@ -118,18 +164,21 @@ class BucketSettings(JsonRecord):
         "Attempts before a document is dead-lettered (the workers' and the monitor's).",
         worker="max_attempts",
         minimum=1,
+        maximum=100,
     )
     retry_delay: float | None = setting(
         Follows.QUEUE,
-        "Backoff before the second attempt, in seconds (doubles after).",
+        "Backoff before the second attempt, in seconds (doubles after, up to a day).",
         worker="retry_delay",
         minimum=0,
+        maximum=86_400,
     )
     lease_seconds: float | None = setting(
         Follows.QUEUE,
         "How long a claim lasts without a heartbeat, in seconds (renewed every quarter of it).",
         worker="lease_seconds",
         minimum=1,
+        maximum=86_400,
     )
     run_window: tuple[str, ...] | None = setting(
         Follows.QUEUE,
@@ -157,6 +206,7 @@ class BucketSettings(JsonRecord):
         "The largest object the monitor takes from inbox/ (512 MiB); a larger one is refused "
         "and left there.",
         minimum=1,
+        maximum=5 * 1024**4,
     )
     events: tuple[str, ...] | None = setting(
         Follows.BUCKET,
@@ -200,6 +250,7 @@ class BucketSettings(JsonRecord):
         Follows.CHAIN,
         "Tesseract's language(s) for page-ocr, e.g. eng or deu+eng.",
         worker="ocr_language",
+        check=check_tesseract_names,
     )
     force_ocr: bool | None = setting(
         Follows.CHAIN,
@@ -353,6 +404,8 @@ DECLARED: dict[str, Setting] = {
 }
 """Every setting's declaration, by name, in the record's order."""
 SETTING_NAMES = tuple(DECLARED)
+_KINDS = get_type_hints(BucketSettings)
+"""Every field's type, by name."""
 CHAIN_SETTINGS = tuple(name for name, d in DECLARED.items() if d.follows is Follows.CHAIN)
 """The settings that shape a result (the others shape the queue or the bucket's duties)."""
 ENDPOINTS = (("ocr_endpoint", "ocr_model"), ("llm_url", "llm_model"), ("asr_endpoint", "asr_model"))
@@ -394,7 +447,23 @@ def worker_paths(follows: Follows) -> dict[str, str]:
 
 def read_settings(store: Store) -> tuple[BucketSettings, str | None]:
     """The bucket's settings and the version token (ETag) of the record; the defaults and None
-    for a bucket that has none yet. ConfigError for a record that does not parse."""
+    for a bucket that has none yet. ConfigError for a record that does not parse or holds a
+    value its setting refuses (a record written into the bucket by hand: every worker would
+    follow it)."""
+    settings, etag = stored_settings(store)
+    try:
+        return check_settings(settings), etag
+    except ConfigError as exc:
+        raise DamagedSettings(
+            f"{keys.SETTINGS_KEY} is damaged ({exc}): mend it with `bucketdigest config edit` "
+            "or `config set`"
+        ) from exc
+
+
+def stored_settings(store: Store) -> tuple[BucketSettings, str | None]:
+    """The settings record as the bucket holds it, unchecked, and its ETag: what a change
+    starts from, so that a value the settings refuse can be mended (the changed record is
+    checked whole). ConfigError for a record that does not parse."""
     try:
         found = store.get(keys.SETTINGS_KEY)
     except NotFound:
@@ -402,7 +471,7 @@ def read_settings(store: Store) -> tuple[BucketSettings, str | None]:
     try:
         return BucketSettings.from_json(found.data), found.etag
     except CorruptRecord as exc:
-        raise ConfigError(
+        raise DamagedSettings(
             f"{keys.SETTINGS_KEY} is damaged ({exc}): mend it with `bucketdigest config edit`"
         ) from exc
 
@@ -443,7 +512,7 @@ def parsed(name: str, text: str) -> Any:
         raise ConfigError(f"no setting {name!r}: the settings are {', '.join(SETTING_NAMES)}")
     if text.strip().lower() in ("default", "null", "none", ""):
         return None
-    kind = get_type_hints(BucketSettings)[name]
+    kind = _KINDS[name]
     if tuple[str, ...] | None == kind:
         return tuple(part.strip() for part in text.split(",") if part.strip()) or None
     try:
@@ -466,7 +535,7 @@ def check_settings(settings: BucketSettings) -> BucketSettings:
     problems = [
         problem
         for name, declared in DECLARED.items()
-        if (problem := declared.problem(name, getattr(settings, name))) is not None
+        if (problem := declared.problem(name, _KINDS[name], getattr(settings, name))) is not None
     ]
     shares = (settings.normal_lane_share or 0) + (settings.low_lane_share or 0)
     if shares > 1:
@@ -482,7 +551,7 @@ def check_settings(settings: BucketSettings) -> BucketSettings:
 def change_settings(store: Store, changes: dict[str, Any]) -> BucketSettings:
     """Set ``changes`` (name → value; None unsets) in the bucket's settings, as a new version.
     Conflict when someone changed them since they were read: read again and retry."""
-    current, etag = read_settings(store)
+    current, etag = stored_settings(store)
     unknown = sorted(set(changes) - set(SETTING_NAMES))
     if unknown:
         raise ConfigError(f"no setting {unknown[0]!r}: the settings are {', '.join(SETTING_NAMES)}")
@@ -490,7 +559,11 @@ def change_settings(store: Store, changes: dict[str, Any]) -> BucketSettings:
     if changes.get("events_secret") == SECRET_SHOWN:  # as shown: it stays as it is
         del changes["events_secret"]
     if "events_secret" in changes:
-        changes["events_secret"] = _store_secret(store, current, changes["events_secret"])
+        secret = changes["events_secret"]
+        wrong = _kind_problem("events_secret", _KINDS["events_secret"], secret)
+        if secret is not None and wrong is not None:
+            raise ConfigError(wrong)
+        changes["events_secret"] = _store_secret(store, current, secret)
     elif current.events_secret not in (None, SECRET_SHOWN):  # a record from before: moved
         changes["events_secret"] = _store_secret(store, current, current.events_secret)
     chain_changed = any(getattr(current, n) != changes[n] for n in CHAIN_SETTINGS if n in changes)

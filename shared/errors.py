@@ -16,6 +16,11 @@ class ConfigError(BucketdigestError):
     """A setting or bucket URL is invalid, or the store lacks a capability we need."""
 
 
+class DamagedSettings(ConfigError):
+    """The bucket's settings record does not parse or holds a value its setting refuses: no
+    process follows it until someone mends it."""
+
+
 class AccessDenied(ConfigError):
     """The credentials do not allow a request: which key, which action, and the role the
     command runs as (see ``shared/policy.py``)."""

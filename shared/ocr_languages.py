@@ -9,9 +9,8 @@ those scripts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-
-import langcodes
 
 from bucketdigest.shared.errors import BucketdigestError
 
@@ -24,6 +23,9 @@ _BY_SCRIPT = {
 }
 MAX_LANGUAGES = 16
 """Languages one reading may be asked for (Tesseract slows with each)."""
+_NAME = r"[a-z]{3}(_[a-z]{3,4})?"
+_NAMES = re.compile(rf"{_NAME}(\+{_NAME}){{0,{MAX_LANGUAGES - 1}}}")
+"""Tesseract's names joined by ``+``: ``deu``, ``chi_tra+eng``."""
 _TESSERACT_NAMES = frozenset({*_BY_SCRIPT.values(), "osd", "equ"})
 """Names of Tesseract's own that are no language tag."""
 
@@ -32,8 +34,20 @@ class UnknownLanguage(BucketdigestError):
     """A language tag no registry knows."""
 
 
+def check_tesseract_names(text: str) -> str:
+    """``text`` when it is Tesseract's names of languages joined by ``+`` (``deu+chi_tra``, at
+    most :data:`MAX_LANGUAGES`), as a bucket's ``ocr_language`` and a document's settings hold
+    them; ValueError otherwise. Such a name becomes part of a path (``TESSDATA/deu.traineddata``)
+    in every worker, so it is checked wherever it comes from."""
+    if not isinstance(text, str) or not _NAMES.fullmatch(text):
+        raise ValueError(f"{str(text)[:40]!r} is not Tesseract's language names, like deu+eng")
+    return text
+
+
 def tesseract_language(tag: str) -> str:
     """Tesseract's name for the language ``tag`` names; UnknownLanguage for none."""
+    import langcodes  # 60 ms: only where a tag is given
+
     tag = tag.strip()
     if tag.lower() in _TESSERACT_NAMES:
         return tag.lower()

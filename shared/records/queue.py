@@ -3,17 +3,14 @@ and, when it is dead-lettered, its failure."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from bucketdigest.shared.keys import Priority
+from bucketdigest.shared.ocr_languages import check_tesseract_names
 from bucketdigest.shared.records.base import JsonRecord
 from bucketdigest.shared.records.outputs import OutputRecord
-
-_LANGUAGES = re.compile(r"[a-z]{3}(_[a-z]{3,4})?(\+[a-z]{3}(_[a-z]{3,4})?){0,15}")
-"""Tesseract's language names joined by ``+`` (``deu+chi_tra``)."""
 
 
 class AttemptOutcome(StrEnum):
@@ -48,8 +45,8 @@ class DocumentSettings(JsonRecord):
     """Every page of a PDF read by OCR, its text layer left aside."""
 
     def __post_init__(self) -> None:
-        if self.ocr_language is not None and not _LANGUAGES.fullmatch(self.ocr_language):
-            raise ValueError(f"ocr_language {self.ocr_language[:40]!r} is not like deu+eng")
+        if self.ocr_language is not None:
+            check_tesseract_names(self.ocr_language)
         if self.force_ocr not in (None, True, False):
             raise ValueError(f"force_ocr is true or false, not {self.force_ocr!r}")
 

@@ -23,7 +23,7 @@ from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.shared import bucket_settings, keys, queue
 from bucketdigest.shared.bucket_settings import change_settings, read_settings
 from bucketdigest.shared.config import StoreSettings
-from bucketdigest.shared.errors import ConfigError, Conflict
+from bucketdigest.shared.errors import ConfigError, Conflict, DamagedSettings
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import Ticket
 from bucketdigest.shared.samples import make_pdf
@@ -58,7 +58,7 @@ def test_each_change_is_a_new_version_and_an_editor_who_read_an_old_one_is_refus
     assert second.chosen() == {"max_attempts": 5, "ocr_language": "eng+deu"}
     stale = read_settings(store)
     change_settings(store, {"retry_delay": 1.0})  # another editor, meanwhile
-    monkeypatch.setattr(bucket_settings, "read_settings", lambda _: stale)
+    monkeypatch.setattr(bucket_settings, "stored_settings", lambda _: stale)
     with pytest.raises(Conflict, match="changed while you edited"):
         change_settings(store, {"max_attempts": 2})
     monkeypatch.undo()
@@ -195,6 +195,77 @@ def test_the_api_reads_them_and_changes_them_with_the_token(tmp_path: Path) -> N
         page = client.get("/status").text
         assert "Bucket settings" in page and "<code>max_attempts</code></td><td>4<" in page
         assert '<code>ocr_language</code></td><td><span class="muted">default' in page
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"lease_seconds": "abc"}, "lease_seconds takes a finite number, not 'abc'"),
+        ({"lease_seconds": 1e308}, "lease_seconds must be 86,400 or less"),
+        ({"retry_delay": float("nan")}, "retry_delay takes a finite number"),
+        ({"max_attempts": True}, "max_attempts takes a whole number, not True"),
+        ({"max_attempts": 2.5}, "max_attempts takes a whole number"),
+        ({"max_attempts": 10**12}, "max_attempts must be 100 or less"),
+        ({"ocr_language": "../../etc"}, "'../../etc' is not Tesseract's language names"),
+        ({"keep_headers": "yes"}, "keep_headers takes true or false"),
+        ({"events": "https://example.com/hook"}, "events takes a list of at most 32 texts"),
+        ({"run_window": [1]}, "run_window takes a list"),
+        ({"llm_url": "http://x/v1", "llm_model": {"a": 1}}, "llm_model takes text"),
+        ({"events_secret": 5}, "events_secret takes text"),
+        ({"inbox_max_bytes": 10**17}, "inbox_max_bytes must be 5,497,558,138,880 or less"),
+    ],
+)
+def test_a_value_of_another_type_or_past_its_bounds_is_refused_with_its_reason(
+    tmp_path: Path, changes: dict[str, object], reason: str
+) -> None:
+    """What a client sends as JSON may be of any type: refused by name with a 400, never
+    written for the fleet to trip over (a lease of 1e308 seconds ends past any date)."""
+    LocalStore(tmp_path)
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path)), token=TOKEN, allowed_hosts=("testserver",)
+    )
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    with TestClient(create_app(settings)) as client:
+        refused = client.put("/api/settings", content=json.dumps(changes), headers=headers)
+        assert refused.status_code == 400, refused.text
+        assert reason in refused.json()["detail"]
+        assert client.get("/api/settings").json()["version"] == 0, "nothing written"
+
+
+def test_a_record_written_by_hand_with_a_refused_value_is_followed_by_nobody_until_mended(
+    tmp_path: Path,
+) -> None:
+    store = LocalStore(tmp_path)
+    change_settings(store, {"lease_seconds": 120.0, "ocr_language": "deu"})
+    watch = bucket_settings.SettingsWatch(store)
+    record = json.loads(store.get(keys.SETTINGS_KEY).data)
+    store.put(keys.SETTINGS_KEY, json.dumps(record | {"lease_seconds": 1e308}).encode())
+
+    with pytest.raises(DamagedSettings, match=r"lease_seconds must be 86,400 or less.*config edit"):
+        read_settings(store)
+    assert watch.changed() is None and watch.current.lease_seconds == 120, "the last good ones"
+    settings = ServeSettings(
+        store=StoreSettings(bucket=str(tmp_path)), token=TOKEN, allowed_hosts=("testserver",)
+    )
+    with TestClient(create_app(settings)) as client:
+        shown = client.get("/api/settings")
+        assert shown.status_code == 503 and "lease_seconds" in shown.json()["detail"]
+        refused = client.put(
+            "/api/settings", json={"max_attempts": 4}, headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert refused.status_code == 400 and "lease_seconds" in refused.json()["detail"]
+
+    # config edit opens the record as stored and saves it mended
+    edited = CliRunner().invoke(
+        cli,
+        ["config", "edit", "--bucket", str(tmp_path)],
+        env={"EDITOR": "sed -i s/1e+308/600.0/"},
+        catch_exceptions=False,
+    )
+    assert edited.exit_code == 0, edited.output
+    mended = read_settings(store)[0]
+    assert (mended.lease_seconds, mended.ocr_language) == (600.0, "deu")
+    assert watch.changed() == mended
 
 
 def test_a_bucket_without_settings_keeps_todays_defaults(tmp_path: Path) -> None:

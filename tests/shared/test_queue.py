@@ -8,6 +8,7 @@ import pytest
 
 from bucketdigest.shared import keys, queue
 from bucketdigest.shared.attempts import RetryPolicy
+from bucketdigest.shared.clock import utc_now
 from bucketdigest.shared.keys import QueueState
 from bucketdigest.shared.records import AttemptOutcome, Failure, Ticket
 from bucketdigest.shared.stores.local import LocalStore
@@ -80,3 +81,18 @@ def test_a_job_put_back_in_line_is_no_longer_untouched(tmp_path: Path) -> None:
     assert queue.hand_back(store, job.claim.ticket, job.etag)
     ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, DIGEST)).data)
     assert (ticket.attempt, ticket.untouched) == (1, False)
+
+
+@pytest.mark.parametrize(("attempt", "waits"), [(1, 100), (2, 200), (11, 86_400), (10**6, 86_400)])
+def test_the_backoff_doubles_up_to_a_day_however_many_attempts_a_ticket_says(
+    tmp_path: Path, attempt: int, waits: float
+) -> None:
+    frozen = utc_now()
+    store = LocalStore(tmp_path / "b", clock=lambda: frozen)
+    job = _claimed(store, attempt)
+    policy = RetryPolicy(max_attempts=10**7, retry_delay=100)
+    failed = queue.AttemptEnd(FAILED, "boom")
+    assert queue.end_attempt(store, job.claim, job.etag, failed, policy) is QueueState.TODO
+    ticket = Ticket.from_json(store.get(keys.queue_key(QueueState.TODO, DIGEST)).data)
+    assert ticket.not_before is not None
+    assert (ticket.not_before - store.now()).total_seconds() == waits
