@@ -324,7 +324,8 @@ def _source_file(
         try:
             page = fetch(url, fetching)
         except BucketdigestError as exc:
-            raise BadRequest(f"{url[:200]}: {exc}") from None
+            reason = str(exc)  # fetch's reasons name the URL, most of them
+            raise BadRequest(reason if url[:200] in reason else f"{url[:200]}: {reason}") from None
         path.write_bytes(page.body)
         return _url_name(page.final_url, page.content_type), path
     raise BadRequest(f"a source of kind {str(kind)[:40]!r}: the kinds are http and file")
@@ -401,14 +402,36 @@ def _options(given: Mapping[str, list[Any]]) -> tuple[tuple[str, ...], str, tupl
     ) or ("md",)
     modes = given.get("image_export_mode") or ["placeholder"]
     images = str(modes[0]) if str(modes[0]) in IMAGE_MODES else "placeholder"
-    pages = (1, 1 << 31)
-    bounds = given.get("page_range") or []
-    if len(bounds) == 2:
-        try:
-            pages = (max(1, int(bounds[0])), max(1, int(bounds[1])))
-        except (TypeError, ValueError):
-            raise UnusableUpload(f"page_range is two page numbers, not {bounds!r}", 400) from None
-    return formats, images, pages
+    return formats, images, _page_range(given.get("page_range") or [])
+
+
+_LAST_PAGE = 1 << 31
+"""A page number past any document's (the end of ``page_range`` when none is given)."""
+
+
+def _whole_number(value: Any) -> int | None:
+    """``value`` as a whole number: a JSON integer (not ``true``) or a form field's digits."""
+    if type(value) is int:
+        return value
+    text = value.strip() if isinstance(value, str) else ""
+    if len(text) <= 40 and text.lstrip("+-").isdecimal():  # 40: far past sys.maxsize
+        return int(text)
+    return None
+
+
+def _page_range(bounds: list[Any]) -> tuple[int, int]:
+    """``page_range``'s first and last page (numbers below 1 read as 1, beyond any document
+    as :data:`_LAST_PAGE`): two whole numbers, as JSON numbers or form fields; UnusableUpload
+    (400) for anything else, or a first page after the last."""
+    if not bounds:
+        return 1, _LAST_PAGE
+    numbers = [_whole_number(b) for b in bounds]
+    if len(numbers) != 2 or None in numbers:
+        raise UnusableUpload(f"page_range is two page numbers, not {bounds!r:.80}", 400)
+    first, last = (min(max(1, n), _LAST_PAGE) for n in numbers if n is not None)
+    if first > last:
+        raise UnusableUpload(f"page_range starts at page {first}, after its last, {last}", 400)
+    return first, last
 
 
 # answering

@@ -89,6 +89,7 @@ def test_the_docling_client_converts_a_url_once_the_bucket_allows_its_network(
             headers={"X-Api-Key": fleet.token},
         )
         assert refused.status_code == 400
+        assert refused.json()["detail"].count(url) == 1, "the URL named once"
         assert "loopback" in refused.json()["detail"]
         assert "fetch_private_networks" in refused.json()["detail"]
         assert asked == []
@@ -237,6 +238,22 @@ def test_bad_input_is_answered_in_docling_serves_shape(fleet: Fleet) -> None:
     assert anonymous.status_code == 401
     unknown = httpx.get(f"{fleet.url}/v1/result/bd1.nonsense-task")
     assert unknown.status_code == 404
+    source = {"kind": "file", "filename": "a.pdf", "base64_string": "JVBERi0="}
+    for pages, reason in [
+        ([1, 1e999], "two page numbers"),  # JSON's infinity: no whole number
+        ([1.5, 2], "two page numbers"),
+        ([True, 2], "two page numbers"),
+        ([1, 2, 3], "two page numbers"),
+        (5, "two page numbers"),
+        ([5, 2], "starts at page 5, after its last, 2"),
+    ]:
+        refused = httpx.post(
+            f"{fleet.url}/v1/convert/source/async",
+            content=json.dumps({"options": {"page_range": pages}, "sources": [source]}),
+            headers=key | {"Content-Type": "application/json"},
+        )
+        assert refused.status_code == 400, (pages, refused.text)
+        assert reason in refused.json()["detail"]
 
 
 def test_a_file_sent_again_is_answered_from_its_result_with_no_worker(tmp_path: Path) -> None:
