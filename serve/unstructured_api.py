@@ -75,11 +75,14 @@ class PartitionOptions:
             if value in (None, ""):
                 return default
             try:
-                return max(least, int(str(value)))
+                given = int(str(value))
             except ValueError:
                 raise UnusableUpload(
                     f"{name} is a whole number, not {str(value)[:40]!r}", 422
                 ) from None
+            if given < least:  # max_characters=0 would answer a chunk per character
+                raise UnusableUpload(f"{name} must be {least} or more, not {given}", 422)
+            return given
 
         chunking = str(form.get("chunking_strategy") or "").strip() or None
         if chunking not in (None, "basic", "by_title"):

@@ -140,6 +140,19 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
         f"{fleet.url}/general/v0/general", files={"files": ("tool.exe", b"MZ")}, headers=key
     )
     assert exe.status_code == 415 and "no digester handles .exe" in exe.json()["detail"]
+    for field, value, reason in [
+        ("max_characters", "0", "max_characters must be 1 or more, not 0"),
+        ("max_characters", "-5", "max_characters must be 1 or more, not -5"),
+        ("max_characters", "1e999", "max_characters is a whole number"),
+        ("starting_page_number", "-3", "starting_page_number must be 1 or more"),
+    ]:
+        refused = httpx.post(
+            f"{fleet.url}/general/v0/general",
+            files={"files": (notes.name, notes.read_bytes(), "text/markdown")},
+            data={"chunking_strategy": "basic", field: value},
+            headers=key,
+        )
+        assert refused.status_code == 422 and reason in refused.json()["detail"], refused.text
 
 
 def test_the_ocr_only_strategy_reads_the_page_not_its_text_layer(fleet: Fleet) -> None:
