@@ -41,7 +41,11 @@ def _other_value(name: str) -> Any:
         return kind((default + top) / 2) if kind is float else default + 1
     if get_args(kind):
         return ("22:00-06:00",)
-    return "http://127.0.0.1:9/v1" if "url" in name or "endpoint" in name else "some-model"
+    if "url" in name or "endpoint" in name:
+        return "http://127.0.0.1:9/v1"
+    texts = ("some-model", "deu+eng")  # the first its check takes (ocr_language: the second)
+    hint = get_type_hints(BucketSettings)[name]
+    return next(text for text in texts if declared.problem(name, hint, text) is None)
 
 
 @pytest.mark.parametrize("name", FLAGGED)
