@@ -30,6 +30,12 @@ from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
 from bucketdigest.serve.backend import Backend
 from bucketdigest.serve.conversion import conversion_states
 from bucketdigest.serve.guards import SPLIT_COLLECTION_PATH, UNSTRUCTURED_PATH
+from bucketdigest.serve.unstructured_chunking import (
+    MAX_CHARACTERS,
+    ChunkingError,
+    ChunkingOptions,
+    chunked,
+)
 from bucketdigest.serve.uploads import UnusableUpload, received_files, settled
 from bucketdigest.shared import queue
 from bucketdigest.shared.filetypes import file_type
@@ -50,8 +56,6 @@ _TYPES = {
     "formula": "Formula",
     "code": "CodeSnippet",
 }
-MAX_CHARACTERS = 500
-"""Unstructured's default chunk size."""
 
 
 @dataclass(frozen=True)
@@ -60,35 +64,47 @@ class PartitionOptions:
     page_breaks: bool = False
     languages: tuple[str, ...] = ("eng",)
     first_page: int = 1
-    chunking: str | None = None
-    max_characters: int = MAX_CHARACTERS
+    chunking: ChunkingOptions | None = None
     wanted: DocumentSettings | None = None
     """The conversion asked for: OCR in ``languages`` when given, ``ocr_only``."""
 
     @classmethod
     def from_form(cls, form: FormData) -> PartitionOptions:
-        def flag(name: str) -> bool:
-            return str(form.get(name, "false")).strip().lower() in ("true", "1", "yes")
+        def flag(name: str, default: bool = False) -> bool:
+            given = str(form.get(name, "")).strip().lower()
+            return given in ("true", "1", "yes") if given else default
 
-        def number(name: str, default: int, least: int) -> int:
+        def number(name: str) -> int | None:
             value = form.get(name)
             if value in (None, ""):
-                return default
+                return None
             try:
-                given = int(str(value))
+                return int(str(value))
             except ValueError:
                 raise UnusableUpload(
                     f"{name} is a whole number, not {str(value)[:40]!r}", 422
                 ) from None
-            if given < least:  # max_characters=0 would answer a chunk per character
-                raise UnusableUpload(f"{name} must be {least} or more, not {given}", 422)
-            return given
 
-        chunking = str(form.get("chunking_strategy") or "").strip() or None
-        if chunking not in (None, "basic", "by_title"):
-            raise UnusableUpload(
-                f"chunking_strategy is basic or by_title, not {chunking[:40]!r}", 422
+        strategy = str(form.get("chunking_strategy") or "").strip()
+        try:
+            chunking = (
+                ChunkingOptions(
+                    strategy[:40],
+                    _given(number("max_characters"), MAX_CHARACTERS),
+                    number("new_after_n_chars"),
+                    number("combine_under_n_chars"),
+                    _given(number("overlap"), 0),
+                    flag("overlap_all"),
+                    flag("multipage_sections", default=True),
+                )
+                if strategy
+                else None
             )
+        except ChunkingError as exc:
+            raise UnusableUpload(str(exc), 422) from None
+        first_page = _given(number("starting_page_number"), 1)
+        if first_page < 1:
+            raise UnusableUpload(f"starting_page_number must be 1 or more, not {first_page}", 422)
         languages = tuple(str(v) for v in form.getlist("languages") if str(v).strip())
         output = str(form.get("output_format") or "application/json")
         if output != "application/json":
@@ -105,10 +121,13 @@ class PartitionOptions:
             coordinates=flag("coordinates"),
             page_breaks=flag("include_page_breaks"),
             languages=languages or ("eng",),
-            first_page=number("starting_page_number", 1, 1),
+            first_page=first_page,
             chunking=chunking,
-            max_characters=number("max_characters", MAX_CHARACTERS, 1),
         )
+
+
+def _given(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def _backend(request: Request) -> Backend:
@@ -162,9 +181,16 @@ def partition_elements(
 ) -> list[dict[str, Any]]:
     """Unstructured's elements for the result whose ``document.json`` is ``structure``."""
     elements = list(_elements(structure, digest, name, options))
-    if options.chunking is not None:
-        return _chunks(elements, options, digest)
-    return elements
+    if options.chunking is None:
+        return elements
+
+    def make(kind: str, text: str, seed: str, metadata: dict[str, Any]) -> dict[str, Any]:
+        return _element(kind, text, digest, seed, metadata)
+
+    try:
+        return chunked(elements, options.chunking, make)
+    except ChunkingError as exc:
+        raise UnusableUpload(str(exc), 422) from None
 
 
 def _elements(
@@ -280,50 +306,3 @@ def _table_html(rows: Any) -> str:
             cells.append(f"<{tag}{spans}>{html.escape(str(cell.get('text', '')))}</{tag}>")
         lines.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table>{''.join(lines)}</table>"
-
-
-def _chunks(
-    elements: list[dict[str, Any]], options: PartitionOptions, digest: str
-) -> list[dict[str, Any]]:
-    """Elements joined into chunks of at most ``max_characters`` (``by_title``: a title
-    starts a new one); a table is its own chunk, a longer element is split."""
-    chunks: list[dict[str, Any]] = []
-    texts: list[str] = []
-    first: dict[str, Any] | None = None
-
-    def close() -> None:
-        nonlocal texts, first
-        if texts and first is not None:
-            chunk = _element(
-                "CompositeElement",
-                "\n\n".join(texts),
-                digest,
-                f"chunk-{len(chunks)}",
-                dict(first["metadata"]),
-            )
-            chunks.append(chunk)
-        texts, first = [], None
-
-    for element in elements:
-        text = element["text"]
-        if element["type"] == "PageBreak" or not text:
-            continue
-        if element["type"] == "Table":
-            close()
-            chunks.append(element)
-            continue
-        if options.chunking == "by_title" and element["type"] == "Title":
-            close()
-        while len(text) > options.max_characters:
-            close()
-            first = element
-            texts = [text[: options.max_characters]]
-            close()
-            text = text[options.max_characters :]
-        if texts and len("\n\n".join([*texts, text])) > options.max_characters:
-            close()
-        if first is None:
-            first = element
-        texts.append(text)
-    close()
-    return chunks

@@ -136,6 +136,16 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
     assert {c["type"] for c in chunks} == {"CompositeElement"}
     assert all(len(c["text"]) <= 100 for c in chunks)
     assert chunks[-1]["text"].startswith("Two")
+    each = httpx.post(
+        f"{fleet.url}/general/v0/general",
+        files={"files": (notes.name, notes.read_bytes(), "text/markdown")},
+        data={"chunking_strategy": "basic", "new_after_n_chars": "0", "overlap": "20"},
+        headers=key,
+    )
+    assert each.status_code == 200, each.text
+    assert [c["text"][:5] for c in each.json()] == ["One", "Alpha", "Two", "Beta "], (
+        "new_after_n_chars=0: an element a chunk; overlap only where one is split"
+    )
     exe = httpx.post(
         f"{fleet.url}/general/v0/general", files={"files": ("tool.exe", b"MZ")}, headers=key
     )
@@ -145,6 +155,8 @@ def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
         ("max_characters", "-5", "max_characters must be 1 or more, not -5"),
         ("max_characters", "1e999", "max_characters is a whole number"),
         ("starting_page_number", "-3", "starting_page_number must be 1 or more"),
+        ("overlap", "300", "overlap must be at most half of max_characters (250)"),
+        ("new_after_n_chars", "-1", "new_after_n_chars must be 0 or more"),
     ]:
         refused = httpx.post(
             f"{fleet.url}/general/v0/general",
