@@ -5,6 +5,9 @@ and answered from its result as docling-serve answers (``document`` with ``md_co
 ``json_content`` as a DoclingDocument, ``html_content``, ``text_content``, as ``to_formats``
 asks; ``status``, ``errors``, ``processing_time``, ``timings``).
 
+``/v1/chunk/{hybrid,hierarchical}/...`` answer a document's chunks instead
+(:mod:`bucketdigest.serve.docling_chunking`).
+
 A task's id holds what it is about (its documents and the formats asked), so any server
 fronting the bucket answers for any task, and nothing is kept between requests. A document
 already done (the same bytes) answers at once.
@@ -40,6 +43,12 @@ from fastapi.responses import JSONResponse, Response
 from bucketdigest.ingestor.inbox import UPLOAD_SOURCE, take_files
 from bucketdigest.serve.backend import Backend, BadRequest
 from bucketdigest.serve.conversion import conversion_states
+from bucketdigest.serve.docling_chunking import (
+    CHUNKERS,
+    ChunkerChoice,
+    ChunkingRefused,
+    document_chunks,
+)
 from bucketdigest.serve.documents import read_pages
 from bucketdigest.serve.html import files_url, markdown_html, served_markdown
 from bucketdigest.serve.uploads import (
@@ -99,6 +108,8 @@ class Task:
     """``include_images``: false answers every picture as a placeholder."""
     wanted: DocumentSettings | None = None
     """The conversion the request asked for (``ocr_lang``, ``force_ocr``)."""
+    chunking: ChunkerChoice | None = None
+    """A chunking task's chunker (``/v1/chunk/...``); None for a conversion."""
 
     @property
     def task_id(self) -> str:
@@ -113,6 +124,7 @@ class Task:
             self.ocr,
             self.pictures,
             self.wanted.chosen() if self.wanted else None,
+            self.chunking.record() if self.chunking else None,
         ]
         text = json.dumps(data, separators=(",", ":")).encode()
         return "bd1." + base64.urlsafe_b64encode(text).decode().rstrip("=")
@@ -124,9 +136,11 @@ class Task:
             raise UnknownTask(f"no task {task_id[:80]!r}")
         body = task_id[4:]
         try:
-            digests, names, formats, images, pages, zipped, started, ocr, pictures, wanted = (
-                json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-            )
+            fields = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+            if len(fields) == 10:  # given out before chunking tasks
+                fields.append(None)
+            digests, names, formats, images, pages, zipped, started, ocr, pictures = fields[:9]
+            wanted, chunk = fields[9:]
             return cls(
                 tuple(keys.check_hash(str(d)) for d in digests),
                 tuple(str(n) for n in names),
@@ -138,6 +152,7 @@ class Task:
                 ocr is not False,
                 pictures is not False,
                 DocumentSettings.from_json(json.dumps(wanted).encode()) if wanted else None,
+                ChunkerChoice.recorded(chunk) if chunk is not None else None,
             )
         except (ValueError, TypeError, IndexError, binascii.Error, BucketdigestError):
             raise UnknownTask(f"no task {task_id[:80]!r}") from None
@@ -198,6 +213,44 @@ async def convert_source_async(
     return await anyio.to_thread.run_sync(_task_status, backend, task)
 
 
+@router.post("/v1/chunk/{chunker}/file", summary="docling-serve: chunk files, waiting for them")
+async def chunk_file(request: Request, backend: BackendDep, chunker: str) -> Response:
+    task = await _file_task(request, backend, chunker)
+    return await _answer_when_done(backend, task)
+
+
+@router.post("/v1/chunk/{chunker}/file/async", summary="docling-serve: chunk files as a task")
+async def chunk_file_async(request: Request, backend: BackendDep, chunker: str) -> dict[str, Any]:
+    task = await _file_task(request, backend, chunker)
+    return await anyio.to_thread.run_sync(_task_status, backend, task)
+
+
+@router.post("/v1/chunk/{chunker}/source", summary="docling-serve: chunk URLs or base64 files")
+async def chunk_source(
+    request: Request,
+    backend: BackendDep,
+    chunker: str,
+    body: Annotated[dict[str, Any], Body()],
+) -> Response:
+    token = presented_token(request)
+    task = await anyio.to_thread.run_sync(_source_task, backend, token, body, chunker)
+    return await _answer_when_done(backend, task)
+
+
+@router.post(
+    "/v1/chunk/{chunker}/source/async", summary="docling-serve: chunk URLs or files as a task"
+)
+async def chunk_source_async(
+    request: Request,
+    backend: BackendDep,
+    chunker: str,
+    body: Annotated[dict[str, Any], Body()],
+) -> dict[str, Any]:
+    token = presented_token(request)
+    task = await anyio.to_thread.run_sync(_source_task, backend, token, body, chunker)
+    return await anyio.to_thread.run_sync(_task_status, backend, task)
+
+
 @router.get("/v1/status/poll/{task_id}", summary="docling-serve: a task's status")
 async def poll(
     backend: BackendDep,
@@ -227,9 +280,19 @@ async def result(backend: BackendDep, task_id: str) -> Response:
 # making tasks
 
 
-async def _file_task(request: Request, backend: Backend) -> Task:
+async def _file_task(request: Request, backend: Backend, chunker: str | None = None) -> Task:
+    """A task for the files of a form (a chunking request's conversion options prefixed
+    ``convert_``, its chunker's ``chunking_``)."""
     async with received_files(request, backend) as (saved, form):
-        task = _task({key: form.getlist(key) for key in _OPTIONS}, form.get("target_type"))
+        prefix = "convert_" if chunker else ""
+        task = _task({key: form.getlist(prefix + key) for key in _OPTIONS}, form.get("target_type"))
+        if chunker is not None:
+            chunking = {
+                key.removeprefix("chunking_"): form.get(key)
+                for key in form
+                if key.startswith("chunking_")
+            }
+            task = _chunking(task, chunker, chunking, form.get("include_converted_doc"))
         _few_enough(len(saved))
         report = await anyio.to_thread.run_sync(
             lambda: take_files(backend.store, saved, UPLOAD_SOURCE, settings=task.wanted)
@@ -241,10 +304,13 @@ async def _file_task(request: Request, backend: Backend) -> Task:
     )
 
 
-def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> Task:
+def _source_task(
+    backend: Backend, token: str | None, body: dict[str, Any], chunker: str | None = None
+) -> Task:
     """A task for the sources of a ``/v1/convert/source`` request: http URLs fetched, base64
     files decoded (``sources`` with ``kind``, or the older ``http_sources`` and
-    ``file_sources``)."""
+    ``file_sources``); of a ``/v1/chunk/{chunker}/source`` request, with its
+    ``convert_options`` and ``chunking_options``."""
     backend.authorize(token, Scope.UPLOAD)
     sources = [s for s in body.get("sources") or [] if isinstance(s, dict)]
     sources += [
@@ -259,9 +325,14 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
             "and filename)"
         )
     _few_enough(len(sources))
-    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    named = "convert_options" if chunker else "options"
+    options = body.get(named) if isinstance(body.get(named), dict) else {}
     target = body.get("target") if isinstance(body.get("target"), dict) else {}
     task = _task({key: _as_list(options.get(key)) for key in _OPTIONS}, target.get("kind"))
+    if chunker is not None:
+        chunking = body.get("chunking_options")
+        chunking = chunking if isinstance(chunking, dict) else {}
+        task = _chunking(task, chunker, chunking, body.get("include_converted_doc"))
     fetching = FetchSettings(
         max_bytes=backend.settings.max_upload,
         respect_robots=False,
@@ -281,6 +352,22 @@ def _source_task(backend: Backend, token: str | None, body: dict[str, Any]) -> T
         digests=tuple(f.digest for f in report.files),
         names=tuple(f.path for f in report.files),
     )
+
+
+def _chunking(task: Task, chunker: str, options: Mapping[str, Any], converted: Any) -> Task:
+    """``task`` made a chunking task (answered in the body, as docling-serve does)."""
+    if task.zipped:
+        raise UnusableUpload("a chunking task is answered in the body: target inbody", 400)
+    if chunker not in CHUNKERS:
+        raise UnknownTask(f"no chunker {chunker[:40]!r}: the chunkers are {', '.join(CHUNKERS)}")
+    try:
+        converted_doc = _flag(
+            {"include_converted_doc": _as_list(converted)}, "include_converted_doc", False
+        )
+        choice = ChunkerChoice.asked(chunker, options, converted_doc)
+    except ChunkingRefused as exc:
+        raise UnusableUpload(f"chunking_options: {exc}", 400) from None
+    return replace(task, formats=("json",), chunking=choice)
 
 
 def _few_enough(count: int) -> None:
@@ -456,7 +543,7 @@ def _task_status(backend: Backend, task: Task) -> dict[str, Any]:
     done = sum(s in (DocState.DONE, DocState.FAILED) for s in states)
     return {
         "task_id": task.task_id,
-        "task_type": "convert",
+        "task_type": "chunk" if task.chunking else "convert",
         "task_status": word,
         "task_position": None if word != "pending" else 0,
         "task_meta": {
@@ -487,6 +574,8 @@ def _answer(backend: Backend, task: Task, states: list[DocState | None]) -> Resp
         for d, n, s in zip(task.digests, task.names, states, strict=True)
     ]
     took = round(time.time() - task.started, 3)
+    if task.chunking is not None:
+        return JSONResponse(_chunked(documents, task.chunking, took))
     if len(documents) == 1 and not task.zipped:
         document, status, errors = documents[0]
         return JSONResponse(
@@ -516,6 +605,30 @@ def _answer(backend: Backend, task: Task, states: list[DocState | None]) -> Resp
         media_type="application/zip",
         headers={"Content-Disposition": 'attachment; filename="converted_docs.zip"'},
     )
+
+
+def _chunked(
+    documents: list[tuple[dict[str, Any], str, list[dict[str, Any]]]],
+    choice: ChunkerChoice,
+    took: float,
+) -> dict[str, Any]:
+    """docling-serve's ``ChunkDocumentResponse`` for ``documents`` (each answered with its
+    ``json_content``)."""
+    from docling_core.types.doc import DoclingDocument
+
+    chunks, exported = [], []
+    for document, status, errors in documents:
+        content = {"filename": document["filename"]}
+        if status == "success":
+            json_content = document["json_content"]
+            made = DoclingDocument.model_validate(json_content)
+            chunks += document_chunks(made, document["filename"], choice)
+            if choice.converted_doc:
+                content["json_content"] = json_content
+        exported.append(
+            {"kind": "ExportResult", "content": content, "status": status, "errors": errors}
+        )
+    return {"chunks": chunks, "documents": exported, "processing_time": took}
 
 
 def _document(

@@ -23,6 +23,7 @@ import httpx
 import pymupdf
 import pytest
 from docling.service_client import DoclingServiceClient, StatusWatcherKind
+from docling.service_client.client import ChunkerKind
 from docling_core.transforms.chunker import HierarchicalChunker
 from docling_core.types.doc import DocItemLabel, DoclingDocument
 
@@ -30,6 +31,7 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.serve.docling_api import MAX_TASK_DOCUMENTS, Task, UnknownTask
+from bucketdigest.serve.docling_chunking import ChunkerChoice
 from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings
@@ -397,7 +399,75 @@ def test_a_task_id_names_what_it_holds_and_nothing_else_parses() -> None:
     parsed = Task.parse(task.task_id)
     assert dataclasses.replace(parsed, started=task.started) == task
     assert abs(parsed.started - task.started) < 0.001
+    chunking = dataclasses.replace(task, chunking=ChunkerChoice("hierarchical", raw_text=True))
+    assert Task.parse(chunking.task_id).chunking == chunking.chunking
+    fields = json.loads(base64.urlsafe_b64decode(task.task_id[4:] + "==="))
+    before = "bd1." + base64.urlsafe_b64encode(json.dumps(fields[:10]).encode()).decode()
+    assert Task.parse(before.rstrip("=")).digests == digests, "an id given out before chunking"
     forged = Task(("not-a-hash",), ("a.pdf",)).task_id
     for bad in ("", "bd1.", "bd1.!!!!!!!!!", "bd1.AAAAAAAAAAAA", forged, "x" * 300):
         with pytest.raises(UnknownTask):
             Task.parse(bad)
+
+
+def test_the_docling_client_chunks_a_document_with_either_chunker(fleet: Fleet) -> None:
+    """``DoclingServiceClient.chunk`` (the file routes) and a JSON source request: chunks of
+    the document by docling-core's chunkers, the hybrid one counting all-MiniLM-L6-v2's word
+    pieces offline."""
+    pdf = make_pdf(fleet.folder / "chunky.pdf", title="Chunky Rules", pages=3, seed=79)
+    with DoclingServiceClient(
+        fleet.url, api_key=fleet.token, status_watcher=StatusWatcherKind.POLLING, job_timeout=240
+    ) as client:
+        hybrid = client.chunk(pdf, chunker=ChunkerKind.HYBRID)
+        hierarchical = client.chunk(pdf, chunker=ChunkerKind.HIERARCHICAL)
+    assert hybrid.chunks and hierarchical.chunks
+    assert len(hierarchical.chunks) > len(hybrid.chunks), "hybrid merges small peers"
+    assert all(c.num_tokens and c.num_tokens <= 256 for c in hybrid.chunks)
+    assert all(c.num_tokens is None for c in hierarchical.chunks)
+    assert {p for c in hybrid.chunks for p in c.page_numbers or []} == {1, 2, 3}
+    assert any(c.headings and "Chunky Rules" in c.headings for c in hybrid.chunks)
+    assert [c.chunk_index for c in hybrid.chunks] == list(range(len(hybrid.chunks)))
+    assert hybrid.documents[0].status == "success"
+    words = " ".join(c.text for c in hierarchical.chunks)
+    assert all(w in words for w in _first_words(pdf))
+
+    key = {"X-Api-Key": fleet.token}
+    source = {"kind": "file", "filename": "chunky.pdf"}
+    source["base64_string"] = base64.b64encode(pdf.read_bytes()).decode()
+    answer = httpx.post(
+        f"{fleet.url}/v1/chunk/hybrid/source",
+        json={
+            "sources": [source],
+            "chunking_options": {"max_tokens": 64, "include_raw_text": True},
+            "include_converted_doc": True,
+        },
+        headers=key,
+        timeout=240,
+    )
+    assert answer.status_code == 200, answer.text
+    small = answer.json()
+    assert all(c["num_tokens"] <= 64 and c["raw_text"] for c in small["chunks"])
+    assert len(small["chunks"]) > len(hybrid.chunks)
+    document = DoclingDocument.model_validate(small["documents"][0]["content"]["json_content"])
+    assert "Chunky Rules" in document.export_to_markdown()
+    for options, reason in [
+        ({"tokenizer": "Qwen/Qwen3-Embedding-0.6B"}, "would be fetched from a hub"),
+        ({"max_tokens": 0}, "max_tokens is 1 to"),
+        ({"merge_peers": "maybe"}, "merge_peers is true or false"),
+    ]:
+        refused = httpx.post(
+            f"{fleet.url}/v1/chunk/hybrid/source",
+            json={"sources": [source], "chunking_options": options},
+            headers=key,
+        )
+        assert refused.status_code == 400 and reason in refused.json()["detail"], refused.text
+    unknown = httpx.post(
+        f"{fleet.url}/v1/chunk/semantic/source", json={"sources": [source]}, headers=key
+    )
+    assert unknown.status_code == 404
+
+
+def _first_words(pdf: Path) -> list[str]:
+    """The first words of each page's text layer."""
+    with pymupdf.open(pdf) as document:
+        return [page.get_text().split()[0] for page in document]
