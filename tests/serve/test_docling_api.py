@@ -28,6 +28,7 @@ from docling_core.transforms.chunker import HierarchicalChunker
 from docling_core.types.doc import DocItemLabel, DoclingDocument
 
 from bucketdigest.runner.bucket import Bucket
+from bucketdigest.serve import docling_chunking
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
 from bucketdigest.serve.docling_api import MAX_TASK_DOCUMENTS, Task, UnknownTask
@@ -471,3 +472,12 @@ def _first_words(pdf: Path) -> list[str]:
     """The first words of each page's text layer."""
     with pymupdf.open(pdf) as document:
         return [page.get_text().split()[0] for page in document]
+
+
+def test_the_hybrid_chunker_without_its_packages_is_refused_with_the_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(docling_chunking, "find_spec", lambda name: None)
+    with pytest.raises(docling_chunking.ChunkingRefused, match=r"bucketdigest\[semantic\]"):
+        ChunkerChoice.asked("hybrid", {}, False)
+    assert ChunkerChoice.asked("hierarchical", {}, False).chunker == "hierarchical"
