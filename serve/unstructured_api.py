@@ -8,9 +8,10 @@ Each block becomes an element of its type (a heading a ``Title``, a paragraph
 ``Footer``...), in reading order, with a stable ``element_id``, its page (counted from
 ``starting_page_number``, so the SDK's page batches reassemble in place), the heading it falls
 under as ``parent_id``, and with ``coordinates=true`` its box on the page in points.
-``chunking_strategy`` (``basic``, ``by_title``) joins them into ``CompositeElement`` chunks of at
-most ``max_characters``. ``languages`` are the languages OCR reads the document in, and the
-``ocr_only`` strategy reads every page of a PDF by OCR (:mod:`bucketdigest.serve.conversion`).
+``chunking_strategy`` (``basic``, ``by_title``) joins them into chunks with Unstructured's
+options (:mod:`bucketdigest.serve.unstructured_chunking`). ``languages`` are the languages OCR
+reads the document in, and the ``ocr_only`` strategy reads every page of a PDF by OCR
+(:mod:`bucketdigest.serve.conversion`).
 """
 
 from __future__ import annotations
