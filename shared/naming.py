@@ -54,9 +54,22 @@ _HASH_LIKE = re.compile(r"^[\W_]*(?=[\w-]*\d)[0-9a-f_{}-]{12,}[\W_]*$|^[\w-]{20,
 """Hex or GUID-like runs, or one long token with no space: an id, not a title."""
 
 
+_SHOWN = str.maketrans(
+    {chr(c): None for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+    | {"\u2028": " ", "\u2029": " "}
+)
+"""What a name or title is shown without: the controls that turn the direction of the text
+after them (``invoice\u202efdp.exe`` reads as ``invoiceexe.pdf``), and line separators."""
+
+
 def display_name(names: Iterable[str], digest: str) -> str:
     """The name a person gave the document: the file name of its first ingested path (a URL's
-    last path part, else its host); the start of its hash when nothing names it."""
+    last path part, else its host); the start of its hash when nothing names it. Shown
+    without the controls that would make it read as another (:data:`_SHOWN`)."""
+    return _display_name(names, digest).translate(_SHOWN)
+
+
+def _display_name(names: Iterable[str], digest: str) -> str:
     for name in sorted(n for n in names if n):
         if "://" in name:
             parts = urlsplit(name)
@@ -73,7 +86,7 @@ def display_name(names: Iterable[str], digest: str) -> str:
 def own_title(metadata: dict[str, Any] | None, names: Iterable[str] = ()) -> str | None:
     """The document's own title from its metadata when it is meaningful: not empty, not a
     placeholder, an authoring tool's file name, an id, nor its own file name again."""
-    title = " ".join(str((metadata or {}).get("title") or "").split())
+    title = " ".join(str((metadata or {}).get("title") or "").translate(_SHOWN).split())
     if not title or not any(c.isalpha() for c in title):
         return None
     lowered = title.lower()

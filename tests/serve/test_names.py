@@ -98,3 +98,14 @@ def test_what_counts_as_a_placeholder() -> None:
     assert display_name(["https://example.org/docs/Guide%20One.html"], "f" * 64) == "Guide One.html"
     assert display_name(["https://example.org/"], "f" * 64) == "example.org"
     assert display_name([], "0123456789abcdef" * 4) == "0123456789ab"
+
+
+def test_a_name_or_title_is_shown_without_controls_that_make_it_read_as_another() -> None:
+    """A right-to-left override makes ``invoice<RLO>fdp.exe`` read as ``invoiceexe.pdf``: the
+    page, the API and an agent show its letters in their own order."""
+    shown = display_name(["uploads/invoice\u202efdp.exe"], "f" * 64)
+    assert shown == "invoicefdp.exe"
+    assert display_name(["a\u2066b\u2069\u2028c.pdf"], "f" * 64) == "ab c.pdf"
+    assert own_title({"title": "Rules\u202e of the Game"}, ["x.pdf"]) == "Rules of the Game"
+    arabic = "\u062f\u0644\u064a\u0644 \u0627\u0644\u0645\u0633\u062a\u062e\u062f\u0645.pdf"
+    assert display_name([arabic], "f" * 64) == arabic, "right-to-left letters themselves stay"
