@@ -59,6 +59,51 @@ def test_every_chunk_is_within_the_limit_and_they_hold_every_element_in_order(
     assert _letters("".join(chunks)) == _letters("".join(texts)), "nothing lost, nothing twice"
 
 
+ELEMENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["Title", "NarrativeText", "ListItem", "Table"]), WORDS, st.integers(1, 3)
+    ),
+    max_size=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    elements=ELEMENTS,
+    limit=st.integers(1, 100),
+    soft=st.none() | st.integers(0, 120),
+    combine=st.none() | st.integers(0, 120),
+    share=st.floats(0, 0.5),
+    overlap_all=st.booleans(),
+    multipage=st.booleans(),
+    strategy=st.sampled_from(["basic", "by_title"]),
+)
+def test_any_options_give_chunks_within_the_limit_that_hold_every_element(
+    elements: list[tuple[str, str, int]],
+    limit: int,
+    soft: int | None,
+    combine: int | None,
+    share: float,
+    overlap_all: bool,
+    multipage: bool,
+    strategy: str,
+) -> None:
+    given_elements = [
+        _element(text, kind, page, text_as_html=f"<table><tr><td>{text}</td></tr></table>")
+        for kind, text, page in elements
+    ]
+    options = ChunkingOptions(
+        strategy, limit, soft, combine, int(limit * share), overlap_all, multipage
+    )
+    chunks = chunked(given_elements, options, _make)
+    assert all(len(c["text"]) <= limit for c in chunks)
+    assert all(c["text"] for c in chunks if c["type"] == "CompositeElement")
+    shown = _letters("".join(c["text"] for c in chunks))
+    assert len(shown) >= len(_letters("".join(t for _, t, _ in elements)))
+    tables = [c for c in chunks if c["type"] in ("Table", "TableChunk")]
+    assert all(len(c["metadata"]["text_as_html"]) <= limit for c in tables)
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=WORDS.filter(str.strip), limit=st.integers(2, 80), share=st.floats(0, 0.5))
 def test_a_split_element_repeats_at_most_overlap_characters_of_each_piece_before(
