@@ -47,6 +47,7 @@ def _routes(routes: list[Any]) -> Iterator[tuple[str, str]]:
 def _concrete(path: str, digest: str) -> str:
     task = Task((digest,), ("rulebooks/long.pdf",)).task_id
     values = {"digest": digest, "page": "1", "member:path": "info.json", "task_id": task}
+    values["chunker"] = "hybrid"
     url = re.sub(r"\{([^}]+)\}", lambda m: values[m.group(1)], path)
     return url + "?q=rules" if "/search/" in url else url
 
