@@ -1,13 +1,15 @@
-"""Unstructured's chunking (``chunking_strategy`` ``basic`` or ``by_title``) over the elements
-the partition API answers, with the options Unstructured's API takes and their meaning there.
+"""Unstructured's chunking (``chunking_strategy`` ``basic``, ``by_title`` or ``by_page``) over
+the elements the partition API answers, with the options Unstructured's API takes and their
+meaning there.
 
 Consecutive elements are joined (a blank line between) into chunks of at most
 ``max_characters``; a chunk that reaches ``new_after_n_chars`` takes no more. A table is a chunk
 of its own. ``by_title`` also starts a chunk at each title (and, with ``multipage_sections``
 false, at each new page), then joins a section shorter than ``combine_under_n_chars`` with the
-next where both fit. Only an element longer than ``max_characters`` is split, at a line break or
-a space where it can be: each piece after the first begins with the last ``overlap`` characters
-of the piece before it (with ``overlap_all``, every chunk begins with the end of the one before).
+next where both fit; ``by_page`` starts a chunk at each new page. Only an element longer than
+``max_characters`` is split, at a line break or a space where it can be: each piece after the
+first begins with the last ``overlap`` characters of the piece before it (with
+``overlap_all``, every chunk begins with the end of the one before).
 A table too long is split into ``TableChunk`` pieces, its HTML cut alike.
 
 Two limits keep an answer from being made to outgrow its document: ``overlap`` is at most half of
@@ -22,6 +24,8 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
 
+STRATEGIES = ("basic", "by_title", "by_page")
+"""The strategies made here (Unstructured's ``by_similarity`` needs its own embedding model)."""
 MAX_CHARACTERS = 500
 """Unstructured's default chunk size."""
 SEPARATOR = "\n\n"
@@ -51,8 +55,10 @@ class ChunkingOptions:
     multipage_sections: bool = True
 
     def __post_init__(self) -> None:
-        if self.strategy not in ("basic", "by_title"):
-            raise ChunkingError(f"chunking_strategy is basic or by_title, not {self.strategy!r}")
+        if self.strategy not in STRATEGIES:
+            raise ChunkingError(
+                f"chunking_strategy is {', '.join(STRATEGIES)}, not {self.strategy!r}"
+            )
         least = {
             "max_characters": (self.max_characters, 1),
             "new_after_n_chars": (self.new_after_n_chars, 0),
@@ -151,8 +157,9 @@ def _pre_chunks(elements: list[dict[str, Any]], options: ChunkingOptions) -> lis
             continue
         new_page = element["metadata"].get("page_number") != page and page is not None
         page = element["metadata"].get("page_number")
-        starts_section = options.strategy == "by_title" and (
-            element["type"] == "Title" or (new_page and not options.multipage_sections)
+        starts_section = (options.strategy == "by_page" and new_page) or (
+            options.strategy == "by_title"
+            and (element["type"] == "Title" or (new_page and not options.multipage_sections))
         )
         if building.elements and (starts_section or not building.takes(element, options)):
             found.append(building)

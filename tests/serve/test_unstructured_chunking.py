@@ -76,7 +76,7 @@ ELEMENTS = st.lists(
     share=st.floats(0, 0.5),
     overlap_all=st.booleans(),
     multipage=st.booleans(),
-    strategy=st.sampled_from(["basic", "by_title"]),
+    strategy=st.sampled_from(["basic", "by_title", "by_page"]),
 )
 def test_any_options_give_chunks_within_the_limit_that_hold_every_element(
     elements: list[tuple[str, str, int]],
@@ -141,6 +141,7 @@ def test_by_title_starts_at_titles_and_joins_short_sections_as_asked() -> None:
     assert len(_texts(untitled, strategy="by_title", combine_under_n_chars=0)) == 1
     pages = _texts(untitled, strategy="by_title", combine_under_n_chars=0, multipage_sections=False)
     assert pages == ["p1", "p2"]
+    assert _texts(elements, strategy="by_page") == ["Intro\n\n" + "x" * 40, "Rules\n\n" + "y" * 40]
 
 
 def test_a_split_element_cuts_between_words_and_repeats_the_overlap() -> None:
@@ -184,7 +185,10 @@ def test_a_table_stands_alone_and_a_long_one_is_cut_into_continued_pieces() -> N
         ({"new_after_n_chars": -1}, "new_after_n_chars must be 0 or more"),
         ({"combine_under_n_chars": -1}, "combine_under_n_chars must be 0 or more"),
         ({"overlap": 300}, "overlap must be at most half of max_characters (250), not 300"),
-        ({"strategy": "by_page"}, "chunking_strategy is basic or by_title, not 'by_page'"),
+        (
+            {"strategy": "by_similarity"},
+            "chunking_strategy is basic, by_title, by_page, not 'by_similarity'",
+        ),
     ],
 )
 def test_options_that_cannot_chunk_are_refused_by_name(options: dict, reason: str) -> None:
