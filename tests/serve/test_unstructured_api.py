@@ -118,6 +118,21 @@ def test_langchains_unstructured_loader_reads_through_the_api(fleet: Fleet) -> N
     texts = [d.page_content for d in documents]
     assert "Mill notes" in texts and "The wheel turns at dawn." in texts
     assert {d.metadata["category"] for d in documents} >= {"Title", "NarrativeText", "ListItem"}
+    chunking = UnstructuredLoader(
+        file_path=str(notes),
+        partition_via_api=True,
+        url=fleet.url,
+        api_key=fleet.token,
+        chunking_strategy="by_title",
+        max_characters=16,
+        overlap=6,
+        combine_under_n_chars=0,
+    )
+    pieces = [d.page_content for d in chunking.load()]
+    assert all(len(p) <= 16 for p in pieces)
+    assert pieces[:3] == ["Mill notes", "The wheel turns", "turns at dawn."], (
+        "the SDK's chunking options reach the server: a long element's pieces overlap"
+    )
 
 
 def test_chunking_by_title_and_bad_input(fleet: Fleet) -> None:
