@@ -143,9 +143,9 @@ def document_chunks(
     return found
 
 
-@functools.cache
 def _chunker(kind: str, max_tokens: int, merge_peers: bool, markdown_tables: bool) -> Any:
-    """docling-core's chunker of ``kind`` (made once a process for each set of options)."""
+    """docling-core's chunker of ``kind``, made for each request (cheap: the tokenizer it
+    counts with is loaded once a process, whatever the options a request sends)."""
     from docling_core.transforms.chunker.hierarchical_chunker import (
         ChunkingDocSerializer,
         ChunkingSerializerProvider,
@@ -168,11 +168,16 @@ def _chunker(kind: str, max_tokens: int, merge_peers: bool, markdown_tables: boo
 
 
 def _tokenizer(max_tokens: int) -> Any:
-    """all-MiniLM-L6-v2's tokenizer from its package, counting up to ``max_tokens`` (given:
-    docling-core would ask a hub for the model's limit)."""
+    """all-MiniLM-L6-v2's tokenizer counting up to ``max_tokens`` (given: docling-core would
+    ask a hub for the model's limit)."""
     from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer
+
+    return HuggingFaceTokenizer(tokenizer=_word_pieces(), max_tokens=max_tokens)
+
+
+@functools.cache
+def _word_pieces() -> Any:
+    """all-MiniLM-L6-v2's tokenizer, read from its package once a process."""
     from transformers import AutoTokenizer
 
-    return HuggingFaceTokenizer(
-        tokenizer=AutoTokenizer.from_pretrained(str(packaged_model())), max_tokens=max_tokens
-    )
+    return AutoTokenizer.from_pretrained(str(packaged_model()))
