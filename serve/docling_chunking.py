@@ -66,7 +66,9 @@ class ChunkerChoice:
         tokens = options.get("max_tokens")
         if tokens in (None, ""):
             tokens = MAX_TOKENS
-        elif type(tokens) is not int and not (isinstance(tokens, str) and tokens.isdecimal()):
+        elif type(tokens) is not int and not (
+            isinstance(tokens, str) and len(tokens) <= 12 and tokens.isdecimal()
+        ):
             raise ChunkingRefused(f"max_tokens is a whole number, not {str(tokens)[:40]!r}")
         if not 1 <= int(tokens) <= MAX_CHUNK_TOKENS:
             raise ChunkingRefused(f"max_tokens is 1 to {MAX_CHUNK_TOKENS:,}, not {tokens}")

@@ -454,6 +454,7 @@ def test_the_docling_client_chunks_a_document_with_either_chunker(fleet: Fleet) 
     for options, reason in [
         ({"tokenizer": "Qwen/Qwen3-Embedding-0.6B"}, "would be fetched from a hub"),
         ({"max_tokens": 0}, "max_tokens is 1 to"),
+        ({"max_tokens": "9" * 5000}, "max_tokens is a whole number"),  # past int()'s digits
         ({"merge_peers": "maybe"}, "merge_peers is true or false"),
     ]:
         refused = httpx.post(
