@@ -38,6 +38,7 @@ from bucketdigest.serve.backend import (
     WritesOff,
 )
 from bucketdigest.serve.broker import broker_for
+from bucketdigest.serve.docling_tasks import UnknownTask
 from bucketdigest.serve.documents import UnknownDocument
 from bucketdigest.serve.guards import LOOPBACK_NAMES, WILDCARD_BINDS, RequestGuard
 from bucketdigest.serve.headers import DOCS, DOCS_ASSETS, SecurityHeaders, security_headers
@@ -64,7 +65,7 @@ log = logging.getLogger(__name__)
 
 _STATUS: tuple[tuple[type[Exception], int, str], ...] = (
     (UnknownDocument, 404, "Not found"),
-    (docling_api.UnknownTask, 404, "Not found"),
+    (UnknownTask, 404, "Not found"),
     (uploads.SyncWaitOver, 504, "Taking too long"),
     (NoResult, 404, "Not found"),
     (NoSuchMember, 404, "Not found"),

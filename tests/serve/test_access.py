@@ -22,7 +22,7 @@ from bucketdigest.cli.main import cli
 from bucketdigest.serve.access import COOKIE
 from bucketdigest.serve.app import background_server, create_app, exposure
 from bucketdigest.serve.backend import ServeSettings
-from bucketdigest.serve.docling_api import Task
+from bucketdigest.serve.docling_tasks import Task
 from bucketdigest.shared.config import StoreSettings
 from bucketdigest.shared.stores.local import LocalStore
 from bucketdigest.shared.tokens import Scope, add_token, revoke_token

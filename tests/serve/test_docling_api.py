@@ -31,8 +31,8 @@ from bucketdigest.runner.bucket import Bucket
 from bucketdigest.serve import docling_chunking
 from bucketdigest.serve.app import background_server
 from bucketdigest.serve.backend import ServeSettings
-from bucketdigest.serve.docling_api import MAX_TASK_DOCUMENTS, Task, UnknownTask
 from bucketdigest.serve.docling_chunking import ChunkerChoice
+from bucketdigest.serve.docling_tasks import MAX_TASK_DOCUMENTS, Task, UnknownTask
 from bucketdigest.shared import keys
 from bucketdigest.shared.bucket_settings import change_settings
 from bucketdigest.shared.config import StoreSettings
