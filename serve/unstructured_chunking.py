@@ -20,7 +20,7 @@ overlap), and an answer holds at most :data:`MAX_CHUNKS` chunks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
@@ -94,33 +94,46 @@ class ChunkingOptions:
         return self.overlap if self.overlap_all else 0
 
 
-@dataclass(frozen=True)
 class _PreChunk:
     """Whole elements that make one chunk (more, if its one element is too long), and what
-    it begins with of the chunk before (``overlap_all``)."""
+    it begins with of the chunk before (``overlap_all``). Its length is kept as elements are
+    added and its text joined only when asked: a section of many small elements costs its
+    length, not its length squared."""
 
-    elements: tuple[dict[str, Any], ...] = ()
-    prefix: str = ""
-    text: str = field(init=False)
+    def __init__(self, prefix: str = "") -> None:
+        self.elements: list[dict[str, Any]] = []
+        self.prefix = prefix
+        self.length = len(prefix)
+        """The length of :attr:`text`."""
 
-    def __post_init__(self) -> None:
-        texts = [e["text"] for e in self.elements]
-        if self.is_table:
-            joined = f"{self.prefix}\n{texts[0]}" if self.prefix else texts[0]
-        else:
-            joined = SEPARATOR.join([self.prefix, *texts] if self.prefix else texts)
-        object.__setattr__(self, "text", joined)
+    def add(self, element: dict[str, Any]) -> None:
+        joint = "\n" if element["type"] == "Table" else SEPARATOR
+        self.length += len(element["text"]) + (len(joint) if self.length else 0)
+        self.elements.append(element)
+
+    def extend(self, other: _PreChunk) -> None:
+        """``other``'s elements added (its prefix is this one's end, already here)."""
+        for element in other.elements:
+            self.add(element)
 
     @property
     def is_table(self) -> bool:
         return bool(self.elements) and self.elements[0]["type"] == "Table"
 
+    @property
+    def text(self) -> str:
+        """Joined when asked (for its tail, and for its chunks)."""
+        texts = [e["text"] for e in self.elements]
+        if self.is_table:
+            return f"{self.prefix}\n{texts[0]}" if self.prefix else texts[0]
+        return SEPARATOR.join([self.prefix, *texts] if self.prefix else texts)
+
     def takes(self, element: dict[str, Any], options: ChunkingOptions) -> bool:
         if not self.elements:
             return True
-        if self.is_table or element["type"] == "Table" or len(self.text) >= options.soft_max:
+        if self.is_table or element["type"] == "Table" or self.length >= options.soft_max:
             return False
-        return len(self.text) + len(SEPARATOR) + len(element["text"]) <= options.max_characters
+        return self.length + len(SEPARATOR) + len(element["text"]) <= options.max_characters
 
     def tail(self, options: ChunkingOptions) -> str:
         """What the next chunk begins with (``overlap_all``)."""
@@ -163,8 +176,8 @@ def _pre_chunks(elements: list[dict[str, Any]], options: ChunkingOptions) -> lis
         )
         if building.elements and (starts_section or not building.takes(element, options)):
             found.append(building)
-            building = _PreChunk(prefix=building.tail(options))
-        building = _PreChunk((*building.elements, element), building.prefix)
+            building = _PreChunk(building.tail(options))
+        building.add(element)
     if building.elements:
         found.append(building)
     return found
@@ -177,9 +190,12 @@ def _combined(pre_chunks: list[_PreChunk], options: ChunkingOptions) -> list[_Pr
     for pre_chunk in pre_chunks:
         last = found[-1] if found else None
         if last is not None and not (last.is_table or pre_chunk.is_table):
-            both = _PreChunk((*last.elements, *pre_chunk.elements), last.prefix)
-            if len(last.text) < options.combine_under and len(both.text) <= options.max_characters:
-                found[-1] = both
+            own = pre_chunk.length - (len(pre_chunk.prefix) + len(SEPARATOR)) * bool(
+                pre_chunk.prefix
+            )
+            both = last.length + len(SEPARATOR) + own
+            if last.length < options.combine_under and both <= options.max_characters:
+                last.extend(pre_chunk)
                 continue
         found.append(pre_chunk)
     return found

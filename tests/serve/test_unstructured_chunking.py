@@ -202,6 +202,9 @@ def test_a_long_element_is_cut_in_one_pass_and_an_answer_has_a_ceiling(
     text = " ".join(f"w{n}" for n in range(400_000))  # 2.7 MB: slicing it per piece is quadratic
     pieces = _texts([_element(text)], max_characters=1000, overlap=100)
     assert len(pieces) > 2500 and pieces[-1].endswith("w399999")
+    many = [_element(f"w{n}", "Title" if n % 2 else "NarrativeText") for n in range(50_000)]
+    (whole,) = _texts(many, strategy="by_title", max_characters=10**9)  # sections joined
+    assert whole.count("\n\n") == 49_999, "a section of many elements is joined once"
     monkeypatch.setattr(unstructured_chunking, "MAX_CHUNKS", 100)
     with pytest.raises(ChunkingError, match="over 100 chunks"):
         _texts([_element(text)], max_characters=1000)
