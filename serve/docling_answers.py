@@ -92,7 +92,7 @@ def answer(backend: Backend, task: Task, states: list[DocState | None]) -> Respo
         document, status, errors = documents[0]
         return JSONResponse(
             {
-                "document": document,
+                "document": _as_json(document),
                 "status": status,
                 "errors": errors,
                 "processing_time": took,
@@ -111,7 +111,7 @@ def answer(backend: Backend, task: Task, states: list[DocState | None]) -> Respo
                 if isinstance(document.get(form), str):
                     out.writestr(member, document[form])
             if document.get("json_content") is not None:
-                out.writestr(f"{stem}.json", json.dumps(document["json_content"]))
+                out.writestr(f"{stem}.json", document["json_content"].model_dump_json())
     return Response(
         archive.getvalue(),
         media_type="application/zip",
@@ -126,27 +126,31 @@ def _chunked(
 ) -> dict[str, Any]:
     """docling-serve's ``ChunkDocumentResponse`` for ``documents`` (each answered with its
     ``json_content``)."""
-    from docling_core.types.doc import DoclingDocument
-
     chunks, exported = [], []
     for document, status, errors in documents:
         content = {"filename": document["filename"]}
         if status == "success":
-            json_content = document["json_content"]
-            made = DoclingDocument.model_validate(json_content)
-            chunks += document_chunks(made, document["filename"], choice)
+            chunks += document_chunks(document["json_content"], document["filename"], choice)
             if choice.converted_doc:
-                content["json_content"] = json_content
+                content["json_content"] = _as_json(document)["json_content"]
         exported.append(
             {"kind": "ExportResult", "content": content, "status": status, "errors": errors}
         )
     return {"chunks": chunks, "documents": exported, "processing_time": took}
 
 
+def _as_json(document: dict[str, Any]) -> dict[str, Any]:
+    """A document's part of the answer as JSON data (its DoclingDocument dumped)."""
+    if document.get("json_content") is None:
+        return document
+    return document | {"json_content": json.loads(document["json_content"].model_dump_json())}
+
+
 def _document(
     backend: Backend, task: Task, digest: str, name: str, state: DocState | None
 ) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
-    """One document's part of the answer, its status and errors."""
+    """One document's part of the answer, its status and errors; ``json_content`` is the
+    DoclingDocument itself (the chunkers read it; :func:`_as_json` dumps it for the body)."""
     filename = name.rsplit("/", 1)[-1]
     if state is not DocState.DONE:
         failure = queue.read_failure(backend.store, digest) if state is DocState.FAILED else None
@@ -187,7 +191,7 @@ def _document(
                 f"<title>{html.escape(filename)}</title></head><body>{body}</body></html>"
             )
         elif form == "json":
-            answer["json_content"] = json.loads(docling_document(structure, name).model_dump_json())
+            answer["json_content"] = docling_document(structure, name)
     return answer, "success", []
 
 
