@@ -1,4 +1,5 @@
-"""Documents the tests make: a scanned page (text only as pixels)."""
+"""Documents the tests make as real ones come: a scanned page (text only as pixels), a page
+in a font whose glyphs map to no character."""
 
 from __future__ import annotations
 
@@ -116,4 +117,44 @@ def mislayered_pdf(path: Path, layer: str, body: str = RULES) -> Path:
     doc = pymupdf.open(path)
     doc[0].insert_textbox(pymupdf.Rect(72, 140, 520, 700), layer, fontsize=16, render_mode=3)
     doc.saveIncr()
+    return path
+
+
+def unmapped_font_pdf(path: Path, text: str = RULES) -> Path:
+    """A born-digital page set in a Type 3 font that maps its glyphs to no character, as old
+    TeX and scanner fonts do: each glyph draws its letter (in Helvetica), but its code is a
+    control character and its name none a glyph list knows, so the text layer reads as
+    nothing while the page prints ``text``."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=842, height=200)
+    helvetica = doc.get_new_xref()
+    doc.update_object(helvetica, "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    letters = sorted(set(text))
+    codes = {letter: code for code, letter in enumerate(letters, start=1)}
+    procs = []
+    for letter in letters:
+        proc = doc.get_new_xref()
+        doc.update_object(proc, "<< >>")
+        escaped = letter.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        doc.update_stream(proc, f"600 0 d0 BT /H 1000 Tf ({escaped}) Tj ET".encode())
+        procs.append(f"/glyph{codes[letter]}x {proc} 0 R")
+    names = " ".join(f"{codes[letter]} /glyph{codes[letter]}x" for letter in letters)
+    font = doc.get_new_xref()
+    doc.update_object(
+        font,
+        "<< /Type /Font /Subtype /Type3 /FontBBox [0 -250 1000 1000]"
+        " /FontMatrix [0.001 0 0 0.001 0 0]"
+        f" /CharProcs << {' '.join(procs)} >>"
+        f" /Encoding << /Type /Encoding /Differences [{names}] >>"
+        f" /FirstChar 1 /LastChar {len(letters)} /Widths [{' '.join(['600'] * len(letters))}]"
+        f" /Resources << /Font << /H {helvetica} 0 R >> >> >>",
+    )
+    doc.xref_set_key(page.xref, "Resources", f"<< /Font << /T3 {font} 0 R >> >>")
+    shown = "".join(f"\\{codes[letter]:03o}" for letter in text)
+    contents = doc.get_new_xref()
+    doc.update_object(contents, "<< >>")
+    doc.update_stream(contents, f"BT /T3 12 Tf 20 120 Td ({shown}) Tj ET".encode())
+    doc.xref_set_key(page.xref, "Contents", f"{contents} 0 R")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(path)
     return path

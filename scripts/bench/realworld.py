@@ -32,6 +32,8 @@ from bucketdigest.shared import keys
 from bucketdigest.shared.pagetext import word_counts, word_recall
 from bucketdigest.shared.result_links import broken_links
 from bucketdigest.shared.samples import make_pdf
+from bucketdigest.worker.digesters.doc_to_markdown.scanned import word_share
+from bucketdigest.worker.digesters.doc_to_markdown.unmapped import LATIN_END
 from bucketdigest.worker.model_threads import share_of_cores
 
 TEXT_MIN_WORDS = 20
@@ -52,9 +54,20 @@ def _mean(scores: list[float]) -> str:
     return f"{sum(scores) / len(scores):.3f}" if scores else "-"
 
 
+GARBAGE_WORDS = 0.25
+"""pdftotext's text of a file is garbage too when fewer of its tokens read as words
+(:func:`.scanned.word_share`) and its letters are mostly Latin: a legacy font whose codes map
+to Latin-1 symbols and stray letters (Arabic set as ``T`§rK``), whose pages page-ocr reads
+instead of that text layer (:mod:`.unmapped`)."""
+
+
 def _garbled(reference: str) -> bool:
     arabic = len(re.findall(f"[{_ARABIC}]", reference))
-    return arabic > 0 and len(_LATIN_IN_ARABIC.findall(reference)) > GARBLED_SHARE * arabic
+    if arabic > 0 and len(_LATIN_IN_ARABIC.findall(reference)) > GARBLED_SHARE * arabic:
+        return True
+    letters = [character for character in reference if character.isalpha()]
+    latin = sum(ord(character) < LATIN_END for character in letters)
+    return latin > len(letters) / 2 and word_share(reference) < GARBAGE_WORDS
 
 
 BARE_LOOP = """
@@ -326,7 +339,8 @@ def run(quick: bool) -> str:
         f"reads are in `store/out/` ({100 * readable_out / max(readable, 1):.1f}%); mean word "
         f"recall against `pdftotext` {_mean(every)} over {len(every)} text PDFs, "
         f"{_mean(readable_every)} over the {len(readable_every)} whose `pdftotext` text is not "
-        f"garbled (Latin letters inside Arabic words). Pages/s per worker: a category's pages "
+        f"garbled (Latin letters inside Arabic words, or a text of Latin letters and symbols "
+        f"under {GARBAGE_WORDS:.0%} words). Pages/s per worker: a category's pages "
         f"over the sum of its documents' chain time (first output started to last output "
         f"finished). Recall counts the running heads, feet and page numbers taken out of the "
         f"pages where they are kept (pages.json), as `pdftotext` prints them. Broken links "

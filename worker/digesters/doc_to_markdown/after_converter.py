@@ -1,11 +1,11 @@
 """The steps after the converter, each of which can cost only the page it fails on.
 
 The converter's Markdown goes through steps of ours (:mod:`tidy` with :mod:`tables`,
-:mod:`running`, :mod:`headers`). Real PDFs hold every oddity Unicode allows, so a step can
-meet a page it was not written for; that must never fail the document. A step that raises on
-a page leaves that page as it was before the step, with a problem naming the step and the
-page, and the other pages go through it as usual. Running out of memory is not a page's fault:
-it propagates, as the converter's salvage lets it (:func:`is_out_of_memory`).
+:mod:`unmapped`, :mod:`running`, :mod:`headers`). Real PDFs hold every oddity Unicode allows,
+so a step can meet a page it was not written for; that must never fail the document. A step
+that raises on a page leaves that page as it was before the step, with a problem naming the
+step and the page, and the other pages go through it as usual. Running out of memory is not a
+page's fault: it propagates, as the converter's salvage lets it (:func:`is_out_of_memory`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from bucketdigest.worker.digesters.doc_to_markdown.headers import (
 )
 from bucketdigest.worker.digesters.doc_to_markdown.running import Running, split_running
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import Lexicon, lexicon, tidy
+from bucketdigest.worker.digesters.doc_to_markdown.unmapped import UNREADABLE, legible, unreadable
 from bucketdigest.worker.sandbox import is_out_of_memory
 
 Extra = TypeVar("Extra")
@@ -97,6 +98,20 @@ def across_pages(
     return [text for text, _ in done], [extra for _, extra in done]
 
 
+def _legible(pages: list[str], problems: list[str]) -> list[str]:
+    """``pages`` without the glyphs their fonts map to no character, and without the text of
+    those whose text layer is mostly such glyphs, for page-ocr to read (:mod:`.unmapped`)."""
+    lost = [number for number, page in enumerate(pages, start=1) if unreadable(page)]
+    if lost:
+        listed = ", ".join(map(str, lost[:20])) + (", ..." if len(lost) > 20 else "")
+        problems.append(
+            f"{len(lost)} of {len(pages)} pages: their fonts map {UNREADABLE:.0%} of the text "
+            "or more to no character and the rest reads as no words, so page-ocr reads them "
+            f"instead of the text layer: {listed}"
+        )
+    return each_page("unmapped glyphs", legible, pages, problems)
+
+
 def _unmarked(page: str) -> tuple[str, Running]:
     """A page whose running lines could not be told: their text stays, their marks go."""
     return _MARKED.sub("", page), Running()
@@ -119,6 +134,7 @@ def finished(pages: Sequence[str], keep_headers: bool, problems: list[str]) -> F
         known = Lexicon()
         problems.append(f"the document's word list failed ({type(exc).__name__}: {exc})")
     tidied = each_page("tidy", lambda page: tidy(page, known), pages, problems)
+    tidied = _legible(tidied, problems)
     bodies, running = across_pages(
         "running lines",
         lambda some: split_running(some, keep_headers),

@@ -119,7 +119,7 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 14
+TEXT_RULES = 15
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
@@ -132,7 +132,8 @@ drop caps, :mod:`drop_caps`, running lines told from the page, :mod:`margins`, a
 as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order`, and text
 set in aligned columns as tables, :mod:`aligned_columns`; 12: bold runs merged within a line
 only, :mod:`tidy`; 13: tables of one column or one row read as text, :mod:`tables`; 14:
-inline code read as text wherever it reads the same, :mod:`tidy`), so a new revision does not
+inline code read as text wherever it reads the same, :mod:`tidy`; 15: glyphs without a
+character left out, and pages made of them read by OCR, :mod:`unmapped`), so a new revision does not
 keep pages its predecessor made the old way."""
 
 
