@@ -20,6 +20,7 @@ from bucketdigest.shared.archives import member_path
 from bucketdigest.shared.pagetext import has_text, without_surrogates
 from bucketdigest.worker.digesters.doc_to_markdown.after_converter import finished
 from bucketdigest.worker.digesters.doc_to_markdown.aligned_columns import aligned_columns_as_tables
+from bucketdigest.worker.digesters.doc_to_markdown.code_blocks import code_with_its_spaces
 from bucketdigest.worker.digesters.doc_to_markdown.fingerprint import page_fingerprints
 from bucketdigest.worker.digesters.doc_to_markdown.headers import sizes_as_levels
 from bucketdigest.worker.digesters.doc_to_markdown.layout_model import layout_model
@@ -275,6 +276,7 @@ def convert(
                 if options.mode == "layout"
                 else contextlib.nullcontext(),
                 html_tables_where_the_layout_has_them(),
+                code_with_its_spaces() if options.mode == "layout" else contextlib.nullcontext(),
                 bulk_table_steps(),
             ):
                 converted, reused, taken = _in_ranges(

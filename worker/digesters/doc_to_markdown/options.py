@@ -119,7 +119,7 @@ PageKeeper = Callable[[list[str]], dict[int, KeptPage]]
 """Given the document's page fingerprints, the pages (0-based) that need no conversion."""
 
 
-TEXT_RULES = 15
+TEXT_RULES = 16
 """Bumped when what we do around the converter changes its Markdown (2: right-to-left lines,
 :mod:`rtl`; 3: running heads out, :mod:`running`, and markup tidied, :mod:`tidy`; 4: tables
 rebuilt from their ruling lines, :mod:`tables`; 5: Chinese and Japanese lines joined without a
@@ -133,7 +133,8 @@ as pictures read, :mod:`drawn_text`; 11: columns read whole, :mod:`reading_order
 set in aligned columns as tables, :mod:`aligned_columns`; 12: bold runs merged within a line
 only, :mod:`tidy`; 13: tables of one column or one row read as text, :mod:`tables`; 14:
 inline code read as text wherever it reads the same, :mod:`tidy`; 15: glyphs without a
-character left out, and pages made of them read by OCR, :mod:`unmapped`), so a new revision does not
+character left out, and pages made of them read by OCR, :mod:`unmapped`; 16: code blocks with
+the spaces and indents they print, :mod:`code_blocks`), so a new revision does not
 keep pages its predecessor made the old way."""
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import pymupdf
 
+from bucketdigest.worker.digesters.doc_to_markdown.code_blocks import code_lines
 from bucketdigest.worker.digesters.doc_to_markdown.headers import ENCODED
 from bucketdigest.worker.digesters.doc_to_markdown.running import is_page_number
 from bucketdigest.worker.digesters.doc_to_markdown.tidy import joined_lines
@@ -290,8 +291,7 @@ def plain_markdown(page: pymupdf.Page) -> str:
     for block, kind in zip(blocks, kinds, strict=True):
         lines = [_line_text(line, links) for line in block["lines"]]
         if kind == "code":
-            raw = ["".join(s["text"] for s in line["spans"]) for line in block["lines"]]
-            out.append("```\n" + "\n".join(raw) + "\n```")
+            out.append("```\n" + "\n".join(code_lines(block["lines"])) + "\n```")
         elif kind in ("header", "footer"):
             out.append(f"<!--running {kind}--> {joined_lines(lines)}")
         elif kind == "heading":
